@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * pbtrace: a kernel tracer that writes Perfetto protobuf into per-CPU
+ * buffers. This header is the whole ABI between pbtrace.ko and userspace.
+ *
+ * Two channels:
+ *
+ *  1. Generic netlink family "pbtrace" (control: sessions, status, events).
+ *  2. The char device /dev/pbtrace (data: mmap of a session buffer, ioctls
+ *     that hand sealed chunks to the reader, poll for new sealed chunks).
+ *
+ * Every netlink command requires CAP_SYS_ADMIN, except PBTRACE_CMD_GET_SESSION
+ * and PBTRACE_CMD_LIST_EVENTS, which CAP_PERFMON is enough for.
+ *
+ * Netlink commands and their attributes
+ * -------------------------------------
+ *
+ * PBTRACE_CMD_NEW_SESSION: create a session (state CONFIGURED). Attributes:
+ *
+ *    PBTRACE_A_SESSION_NAME: NLA_NUL_STRING, required, unique among live
+ *                            sessions (-EEXIST otherwise)
+ *    PBTRACE_A_SESSION_CONFIG: NLA_BINARY, optional, the serialized Perfetto
+ *                              TraceConfig; stored verbatim and handed back
+ *                              by GET_SESSION so traced can honour the parts
+ *                              the kernel does not (up to 64 KiB)
+ *    PBTRACE_A_SESSION_OUTPUT: NLA_NUL_STRING, optional, output path for
+ *                              traced (the kernel never opens it)
+ *    PBTRACE_A_SESSION_BUFFERS: NLA_NESTED, required, up to
+ *                               PBTRACE_MAX_BUFFERS of:
+ *        PBTRACE_A_BUFFER: NLA_NESTED
+ *            PBTRACE_A_BUFFER_SIZE_KB: NLA_U32, total size over all CPUs
+ *            PBTRACE_A_BUFFER_CHUNK_KB: NLA_U32, optional, chunk size (4..256,
+ *                                       power of two; default 16)
+ *            PBTRACE_A_BUFFER_FILL_POLICY: NLA_U32, enum pbtrace_fill_policy
+ *            PBTRACE_A_BUFFER_EVENTS: NLA_NESTED, required, of
+ *                PBTRACE_A_EVENT_NAME: NLA_NUL_STRING "group/name",
+ *                                      e.g. "sched/sched_switch"; an unknown
+ *                                      name fails the command with extack
+ *            PBTRACE_A_BUFFER_PIDS: NLA_NESTED, optional, of
+ *                PBTRACE_A_PID: NLA_U32; only these threads are traced
+ *                               (up to PBTRACE_MAX_PIDS)
+ *    Reply: PBTRACE_A_SESSION_ID (NLA_U32).
+ *
+ * PBTRACE_CMD_START_SESSION, PBTRACE_CMD_STOP_SESSION,
+ * PBTRACE_CMD_FLUSH_SESSION, PBTRACE_CMD_DESTROY_SESSION:
+ *    PBTRACE_A_SESSION_ID: NLA_U32, required.
+ *    STOP registers no further events and seals every open chunk; the
+ *    buffers stay readable until DESTROY. FLUSH seals every non-empty open
+ *    chunk on every CPU. DESTROY frees the session (any state).
+ *
+ * PBTRACE_CMD_GET_SESSION: doit with PBTRACE_A_SESSION_ID, or dumpit for all.
+ *    Reply per session: PBTRACE_A_SESSION_ID, _NAME, _STATE (enum
+ *    pbtrace_session_state), _OUTPUT, _CONFIG, _START_NS (BOOTTIME ns, 0
+ *    before start), _STOP_NS, and PBTRACE_A_SESSION_BUFFERS, each
+ *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS and
+ *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS: NLA_BINARY
+ *    struct pbtrace_cpu_stats (one per possible CPU).
+ *
+ * PBTRACE_CMD_TRIGGER: PBTRACE_A_TRIGGER_NAME (NLA_NUL_STRING). The kernel
+ *    multicasts it to the "sessions" group; traced applies trigger_config.
+ *
+ * PBTRACE_CMD_LIST_EVENTS: dumpit. One message per known event:
+ *    PBTRACE_A_EVENT_NAME, PBTRACE_A_EVENT_AVAILABLE (NLA_U8, 0 when the
+ *    running kernel lacks the tracepoint).
+ *
+ * PBTRACE_CMD_REGISTER_DAEMON: no attributes. Marks the calling socket as
+ *    the daemon's; when it closes the kernel notices, keeps every session and
+ *    its buffers, and multicasts PBTRACE_CMD_DAEMON_GONE.
+ *
+ * Multicast group PBTRACE_MCGRP_SESSIONS ("sessions") carries notifications
+ * with the command set to what happened: PBTRACE_CMD_NEW_SESSION,
+ * _START_SESSION, _STOP_SESSION, _DESTROY_SESSION (with PBTRACE_A_SESSION_ID),
+ * PBTRACE_CMD_TRIGGER (with PBTRACE_A_TRIGGER_NAME) and
+ * PBTRACE_CMD_DAEMON_GONE.
+ *
+ * Char device /dev/pbtrace (mode 0600)
+ * ------------------------------------
+ *
+ *  1. open("/dev/pbtrace", O_RDONLY)
+ *  2. ioctl(fd, PBTRACE_IOC_ATTACH, &(struct pbtrace_attach){ session, buffer })
+ *  3. mmap(NULL, attach.mmap_size, PROT_READ, MAP_SHARED, fd, 0): read only;
+ *     PROT_WRITE fails with -EPERM. The mapping starts with
+ *     struct pbtrace_mmap_header, then the per-CPU stats array and the chunk
+ *     table at the offsets it gives, then the chunk data.
+ *  4. ioctl(fd, PBTRACE_IOC_GET_CHUNK, &req): hands the oldest sealed chunk
+ *     (lowest seq over all CPUs) to the reader; -EAGAIN when none is sealed.
+ *     The chunk's bytes [offset, offset + len) are complete Trace.packet
+ *     records: write them to the file verbatim. The kernel does not reuse the
+ *     chunk until PBTRACE_IOC_PUT_CHUNK returns it; closing the fd puts
+ *     back every chunk it held as still unread (sealed), so a restarted
+ *     reader gets them again.
+ *  5. poll(fd, POLLIN): readable when a sealed chunk is waiting; POLLHUP
+ *     once the session is stopped and every chunk has been read.
+ */
+#ifndef _UAPI_LINUX_PBTRACE_H
+#define _UAPI_LINUX_PBTRACE_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define PBTRACE_GENL_NAME "pbtrace"
+#define PBTRACE_GENL_VERSION 1
+#define PBTRACE_MCGRP_SESSIONS "sessions"
+#define PBTRACE_DEVICE_NAME "pbtrace"
+
+#define PBTRACE_MAX_BUFFERS 4
+#define PBTRACE_MAX_PIDS 64
+#define PBTRACE_MAX_SESSIONS 8
+#define PBTRACE_MAX_CONFIG (64 * 1024)
+#define PBTRACE_NAME_MAX 64
+
+enum pbtrace_cmd {
+	PBTRACE_CMD_UNSPEC,
+	PBTRACE_CMD_NEW_SESSION,
+	PBTRACE_CMD_START_SESSION,
+	PBTRACE_CMD_STOP_SESSION,
+	PBTRACE_CMD_FLUSH_SESSION,
+	PBTRACE_CMD_DESTROY_SESSION,
+	PBTRACE_CMD_GET_SESSION,
+	PBTRACE_CMD_TRIGGER,
+	PBTRACE_CMD_LIST_EVENTS,
+	PBTRACE_CMD_REGISTER_DAEMON,
+	PBTRACE_CMD_DAEMON_GONE,
+	__PBTRACE_CMD_MAX
+};
+#define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
+
+enum pbtrace_attr {
+	PBTRACE_A_UNSPEC,
+	PBTRACE_A_SESSION_ID,		/* u32 */
+	PBTRACE_A_SESSION_NAME,		/* string */
+	PBTRACE_A_SESSION_CONFIG,	/* binary TraceConfig */
+	PBTRACE_A_SESSION_OUTPUT,	/* string */
+	PBTRACE_A_SESSION_STATE,	/* u32, enum pbtrace_session_state */
+	PBTRACE_A_SESSION_START_NS,	/* u64 */
+	PBTRACE_A_SESSION_STOP_NS,	/* u64 */
+	PBTRACE_A_SESSION_BUFFERS,	/* nest of PBTRACE_A_BUFFER */
+	PBTRACE_A_BUFFER,		/* nest of PBTRACE_A_BUFFER_* */
+	PBTRACE_A_BUFFER_SIZE_KB,	/* u32 */
+	PBTRACE_A_BUFFER_CHUNK_KB,	/* u32 */
+	PBTRACE_A_BUFFER_FILL_POLICY,	/* u32, enum pbtrace_fill_policy */
+	PBTRACE_A_BUFFER_EVENTS,	/* nest of PBTRACE_A_EVENT_NAME */
+	PBTRACE_A_BUFFER_PIDS,		/* nest of PBTRACE_A_PID */
+	PBTRACE_A_BUFFER_CPUS,		/* nest of PBTRACE_A_CPU_STATS */
+	PBTRACE_A_CPU_STATS,		/* struct pbtrace_cpu_stats */
+	PBTRACE_A_EVENT_NAME,		/* string "group/name" */
+	PBTRACE_A_EVENT_AVAILABLE,	/* u8 */
+	PBTRACE_A_PID,			/* u32 */
+	PBTRACE_A_TRIGGER_NAME,		/* string */
+	PBTRACE_A_PAD,
+	__PBTRACE_A_MAX
+};
+#define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
+
+/* Same values as Perfetto's TraceConfig.BufferConfig.FillPolicy. */
+enum pbtrace_fill_policy {
+	PBTRACE_FILL_UNSPECIFIED = 0,	/* treated as RING_BUFFER */
+	PBTRACE_FILL_RING_BUFFER = 1,
+	PBTRACE_FILL_DISCARD = 2,
+};
+
+enum pbtrace_session_state {
+	PBTRACE_STATE_CONFIGURED = 1,
+	PBTRACE_STATE_STARTED = 2,
+	PBTRACE_STATE_STOPPED = 3,
+};
+
+/*
+ * Why events were not written, one counter each, per CPU. Every event a
+ * probe saw and did not write is counted in exactly one of these, and every
+ * event in an overwritten chunk in lost_overwritten, so
+ * emitted == written - lost_overwritten + all lost_* except lost_overwritten.
+ */
+struct pbtrace_cpu_stats {
+	__u32 cpu;
+	__u32 online;
+	__u64 events_written;	/* events committed into a chunk */
+	__u64 bytes_written;	/* bytes of those events, with framing */
+	__u64 chunks_sealed;
+	__u64 chunks_read;	/* handed back with PUT_CHUNK */
+	__u64 chunks_overwritten;	/* RING_BUFFER: sealed, never read */
+	__u64 chunks_discarded;	/* DISCARD: a full buffer refused a chunk */
+	__u64 lost_full;	/* no free chunk (DISCARD, or all held) */
+	__u64 lost_overwritten;	/* events inside overwritten chunks */
+	__u64 lost_too_large;	/* event larger than a chunk */
+	__u64 lost_nmi;		/* NMI context or probe recursion */
+};
+
+/* Chunk states, in struct pbtrace_chunk_meta.state. */
+enum pbtrace_chunk_state {
+	PBTRACE_CHUNK_FREE = 0,
+	PBTRACE_CHUNK_WRITING = 1,
+	PBTRACE_CHUNK_SEALED = 2,
+	PBTRACE_CHUNK_READING = 3,
+};
+
+struct pbtrace_chunk_meta {
+	__u32 state;
+	__u32 used;		/* valid bytes from the chunk's start */
+	__u64 seq;		/* global seal order within the buffer */
+	__u32 cpu;
+	__u32 events;
+};
+
+#define PBTRACE_MMAP_MAGIC 0x50425452	/* "PBTR" */
+#define PBTRACE_MMAP_VERSION 1
+
+/* At offset 0 of the mapping; everything in the mapping is read-only. */
+struct pbtrace_mmap_header {
+	__u32 magic;
+	__u32 version;
+	__u32 nr_cpus;		/* nr_cpu_ids: length of the stats array */
+	__u32 chunks_per_cpu;
+	__u32 chunk_size;	/* bytes */
+	__u32 fill_policy;
+	__u32 sequence_id_base;	/* CPU n writes trusted_packet_sequence_id base + n */
+	__u32 pad;
+	__u64 stats_offset;	/* struct pbtrace_cpu_stats[nr_cpus] */
+	__u64 chunks_offset;	/* struct pbtrace_chunk_meta[nr_cpus * chunks_per_cpu] */
+	__u64 data_offset;	/* page aligned; chunk i of cpu c at
+				 * data_offset + (c * chunks_per_cpu + i) * chunk_size */
+	__u64 mmap_size;
+};
+
+struct pbtrace_attach {
+	__u32 session_id;	/* in */
+	__u32 buffer;		/* in: index into the session's buffers */
+	__u64 mmap_size;	/* out */
+};
+
+struct pbtrace_chunk_req {
+	__u32 index;		/* out: c * chunks_per_cpu + i; PUT_CHUNK: in */
+	__u32 cpu;		/* out */
+	__u64 offset;		/* out: byte offset in the mapping */
+	__u32 len;		/* out: valid bytes */
+	__u32 events;		/* out */
+	__u64 seq;		/* out */
+};
+
+#define PBTRACE_IOC_MAGIC 0xb7
+#define PBTRACE_IOC_ATTACH _IOWR(PBTRACE_IOC_MAGIC, 1, struct pbtrace_attach)
+#define PBTRACE_IOC_GET_CHUNK _IOR(PBTRACE_IOC_MAGIC, 2, struct pbtrace_chunk_req)
+#define PBTRACE_IOC_PUT_CHUNK _IOW(PBTRACE_IOC_MAGIC, 3, struct pbtrace_chunk_req)
+
+#endif /* _UAPI_LINUX_PBTRACE_H */

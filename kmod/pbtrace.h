@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interfaces between the files of pbtrace.ko. One file per job:
+ *
+ *   main.c      module init/exit, module parameters
+ *   events.c    the table of traceable events (name <-> id, availability)
+ *   probes.c    tracepoint discovery, registration, the probe functions
+ *   buffer.c    per-CPU rings of chunks: write, seal, flush, hand to reader
+ *   session.c   sessions: lifecycle, registry, which buffers want an event
+ *   device.c    /dev/pbtrace: attach, mmap, GET/PUT_CHUNK, poll
+ *   netlink.c   the "pbtrace" generic netlink family
+ *   core/       plain C shared with userspace: protobuf encoder (pb.h)
+ */
+#ifndef _PBTRACE_H
+#define _PBTRACE_H
+
+#include <linux/types.h>
+#include <linux/kref.h>
+#include <linux/wait.h>
+#include <linux/list.h>
+#include <uapi/linux/pbtrace.h>
+
+/* events.c: ids are indexes into the event table, stable within one build. */
+enum pbt_event_id {
+	PBT_EV_SCHED_SWITCH,
+	PBT_EV_SCHED_WAKING,
+	PBT_EV_SCHED_WAKEUP,
+	PBT_EV_SCHED_WAKEUP_NEW,
+	PBT_EV_SCHED_PROCESS_FORK,
+	PBT_EV_SCHED_PROCESS_EXEC,
+	PBT_EV_SCHED_PROCESS_EXIT,
+	PBT_EV_SCHED_PROCESS_FREE,
+	PBT_EV_SCHED_MIGRATE_TASK,
+	PBT_EV_TASK_NEWTASK,
+	PBT_EV_TASK_RENAME,
+	PBT_EV_SYS_ENTER,
+	PBT_EV_SYS_EXIT,
+	PBT_EV_IRQ_HANDLER_ENTRY,
+	PBT_EV_IRQ_HANDLER_EXIT,
+	PBT_EV_SOFTIRQ_ENTRY,
+	PBT_EV_SOFTIRQ_EXIT,
+	PBT_EV_SOFTIRQ_RAISE,
+	PBT_EV_BLOCK_RQ_ISSUE,
+	PBT_EV_BLOCK_RQ_COMPLETE,
+	PBT_EV_CPU_FREQUENCY,
+	PBT_EV_CPU_IDLE,
+	PBT_NR_EVENTS
+};
+
+int pbt_event_lookup(const char *name);		/* "group/name" -> id, or -ENOENT */
+const char *pbt_event_name(int id);		/* id -> "group/name" */
+bool pbt_event_available(int id);		/* tracepoint exists in this kernel */
+
+/* probes.c: reference-counted registration, called with pbt_sessions_lock. */
+int pbt_probes_init(void);			/* find tracepoints */
+void pbt_probes_exit(void);
+int pbt_probe_get(int id);			/* register on first user */
+void pbt_probe_put(int id);			/* unregister on last user */
+void pbt_probes_sync(void);			/* tracepoint_synchronize_unregister */
+
+/* session.c */
+struct pbt_buffer;				/* buffer.c, opaque elsewhere */
+
+struct pbt_buffer_params {
+	u32 size_kb;
+	u32 chunk_kb;
+	u32 fill_policy;			/* enum pbtrace_fill_policy */
+	u64 events;				/* BIT_ULL(enum pbt_event_id) */
+	u32 nr_pids;
+	u32 pids[PBTRACE_MAX_PIDS];
+};
+
+struct pbt_session_params {
+	char name[PBTRACE_NAME_MAX];
+	char *output;				/* kmalloc'd; owned by session */
+	void *config;				/* kvmalloc'd; owned by session */
+	u32 config_len;
+	u32 nr_buffers;
+	struct pbt_buffer_params buffers[PBTRACE_MAX_BUFFERS];
+};
+
+struct pbt_session {
+	struct kref ref;
+	u32 id;
+	u32 state;				/* enum pbtrace_session_state */
+	u64 start_ns, stop_ns;			/* BOOTTIME */
+	struct pbt_session_params params;
+	struct pbt_buffer *buffers[PBTRACE_MAX_BUFFERS];
+	wait_queue_head_t wq;			/* readers poll here */
+	struct list_head node;
+};
+
+extern struct mutex pbt_sessions_lock;		/* serializes control ops */
+
+int pbt_session_new(struct pbt_session_params *p, u32 *id,
+		    struct netlink_ext_ack *extack);	/* takes output/config */
+int pbt_session_start(u32 id);
+int pbt_session_stop(u32 id);
+int pbt_session_flush(u32 id);
+int pbt_session_destroy(u32 id);
+void pbt_sessions_destroy_all(void);		/* module exit */
+struct pbt_session *pbt_session_get(u32 id);	/* takes a ref, or NULL */
+struct pbt_session *pbt_session_get_next(u32 after_id); /* for dumps */
+void pbt_session_put(struct pbt_session *s);
+
+/* buffer.c */
+struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
+				     u32 sequence_id_base, wait_queue_head_t *wq);
+void pbt_buffer_destroy(struct pbt_buffer *b);
+void pbt_buffer_flush(struct pbt_buffer *b);	/* seal all CPUs, may sleep */
+void pbt_buffer_stats(struct pbt_buffer *b, int cpu, struct pbtrace_cpu_stats *out);
+void *pbt_buffer_vmem(struct pbt_buffer *b, size_t *size); /* for mmap */
+int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req);
+int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
+void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
+bool pbt_buffer_has_sealed(struct pbt_buffer *b);
+
+/* device.c */
+int pbt_device_init(void);
+void pbt_device_exit(void);
+
+/* netlink.c */
+int pbt_netlink_init(void);
+void pbt_netlink_exit(void);
+void pbt_netlink_notify(u8 cmd, u32 session_id); /* multicast, may sleep */
+
+#endif /* _PBTRACE_H */
