@@ -9,8 +9,9 @@
  *  2. The char device /dev/pbtrace (data: mmap of a session buffer, ioctls
  *     that hand sealed chunks to the reader, poll for new sealed chunks).
  *
- * Every netlink command requires CAP_SYS_ADMIN, except PBTRACE_CMD_GET_SESSION
- * and PBTRACE_CMD_LIST_EVENTS, which CAP_PERFMON is enough for.
+ * Every netlink command requires CAP_SYS_ADMIN, except PBTRACE_CMD_GET_SESSION,
+ * PBTRACE_CMD_LIST_EVENTS and PBTRACE_CMD_GET_STATUS, which CAP_PERFMON is
+ * enough for.
  *
  * Netlink commands and their attributes
  * -------------------------------------
@@ -67,6 +68,11 @@
  *    the daemon's; when it closes the kernel notices, keeps every session and
  *    its buffers, and multicasts PBTRACE_CMD_DAEMON_GONE.
  *
+ * PBTRACE_CMD_GET_STATUS: no attributes (CAP_PERFMON is enough). Reply:
+ *    PBTRACE_A_DAEMON_PID (NLA_U32): the pid of the process that registered
+ *    the daemon socket, 0 when no daemon is registered. tracectl uses it to
+ *    say "traced is not running" before it creates a session.
+ *
  * Multicast group PBTRACE_MCGRP_SESSIONS ("sessions") carries notifications
  * with the command set to what happened: PBTRACE_CMD_NEW_SESSION,
  * _START_SESSION, _STOP_SESSION, _DESTROY_SESSION (with PBTRACE_A_SESSION_ID),
@@ -121,6 +127,7 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_LIST_EVENTS,
 	PBTRACE_CMD_REGISTER_DAEMON,
 	PBTRACE_CMD_DAEMON_GONE,
+	PBTRACE_CMD_GET_STATUS,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
@@ -148,6 +155,7 @@ enum pbtrace_attr {
 	PBTRACE_A_PID,			/* u32 */
 	PBTRACE_A_TRIGGER_NAME,		/* string */
 	PBTRACE_A_PAD,
+	PBTRACE_A_DAEMON_PID,		/* u32 */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Client of the "pbtrace" generic netlink family (libnl-genl-3), shared by
+ * traced and tracectl. Every call is synchronous on one request socket;
+ * notifications arrive on a second socket (pbt_nl_subscribe) so a reply is
+ * never mixed with a multicast.
+ *
+ * Return values: 0 (or a positive count where said) on success, -errno on
+ * failure. After a failure pbt_nl_error() holds a line for a person: what
+ * failed and the kernel's extack message when it sent one.
+ *
+ * Session life as traced and tracectl agree on it:
+ *   tracectl NEW_SESSION + START_SESSION -> traced (multicast NEW/START)
+ *   attaches the buffers and writes the file; tracectl STOP_SESSION ->
+ *   traced drains the buffers, finishes the file, then DESTROYs the
+ *   session. So "the file is complete" == the DESTROY_SESSION notification
+ *   for that id; tracectl stop --wait and record wait for exactly that.
+ */
+#ifndef PBT_GENL_H
+#define PBT_GENL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/pbtrace.h>
+
+#define PBT_MAX_EVENTS 32
+
+struct pbt_nl;
+
+/* Fails with "pbtrace module not loaded: run 'modprobe pbtrace'" (-ENOENT)
+ * when the family does not exist. */
+struct pbt_nl *pbt_nl_open(char *err, size_t errlen);
+void pbt_nl_close(struct pbt_nl *nl);
+const char *pbt_nl_error(struct pbt_nl *nl);
+
+struct pbt_buffer_spec {
+	uint32_t size_kb;		/* total over all CPUs */
+	uint32_t chunk_kb;		/* 0: kernel default (16) */
+	uint32_t fill_policy;		/* enum pbtrace_fill_policy */
+	const char *events[PBT_MAX_EVENTS];	/* "group/name" */
+	size_t nr_events;
+	uint32_t pids[PBTRACE_MAX_PIDS];
+	size_t nr_pids;
+};
+
+struct pbt_session_spec {
+	const char *name;
+	const void *config;		/* serialized TraceConfig, may be NULL */
+	size_t config_len;
+	const char *output;		/* may be NULL */
+	size_t nr_buffers;
+	struct pbt_buffer_spec buffers[PBTRACE_MAX_BUFFERS];
+};
+
+int pbt_nl_new_session(struct pbt_nl *nl, const struct pbt_session_spec *s,
+		       uint32_t *id);
+/* cmd: PBTRACE_CMD_START_SESSION, _STOP_SESSION, _FLUSH_SESSION,
+ * _DESTROY_SESSION. */
+int pbt_nl_session_cmd(struct pbt_nl *nl, int cmd, uint32_t id);
+
+struct pbt_buffer_info {
+	uint32_t size_kb, chunk_kb, fill_policy;
+	size_t nr_events;
+	char *events[PBT_MAX_EVENTS];	/* malloc'd */
+	size_t nr_cpus;
+	struct pbtrace_cpu_stats *cpus;	/* malloc'd, nr_cpus entries */
+};
+
+struct pbt_session_info {
+	uint32_t id, state;		/* enum pbtrace_session_state */
+	char name[PBTRACE_NAME_MAX];
+	char *output;			/* malloc'd or NULL */
+	void *config;			/* malloc'd or NULL */
+	size_t config_len;
+	uint64_t start_ns, stop_ns;	/* CLOCK_BOOTTIME, 0 if not yet */
+	size_t nr_buffers;
+	struct pbt_buffer_info buffers[PBTRACE_MAX_BUFFERS];
+};
+
+/* -ENOENT when no session has that id. */
+int pbt_nl_get_session(struct pbt_nl *nl, uint32_t id,
+		       struct pbt_session_info *out);
+/* *out is a malloc'd array of *n; free with pbt_session_infos_free. */
+int pbt_nl_list_sessions(struct pbt_nl *nl, struct pbt_session_info **out,
+			 size_t *n);
+void pbt_session_info_free(struct pbt_session_info *s);	/* contents only */
+void pbt_session_infos_free(struct pbt_session_info *s, size_t n);
+
+/* Calls cb for every event the module knows; a non-zero cb return stops
+ * the walk and is returned. */
+int pbt_nl_list_events(struct pbt_nl *nl,
+		       int (*cb)(const char *name, int available, void *arg),
+		       void *arg);
+int pbt_nl_trigger(struct pbt_nl *nl, const char *name);
+
+/* traced: mark this socket as the daemon's (-EBUSY if another is live). */
+int pbt_nl_register_daemon(struct pbt_nl *nl);
+/* *pid: the registered daemon's pid (as seen at registration), 0 if none. */
+int pbt_nl_daemon_pid(struct pbt_nl *nl, uint32_t *pid);
+
+/* Join the "sessions" multicast group on a separate socket. */
+int pbt_nl_subscribe(struct pbt_nl *nl);
+int pbt_nl_notify_fd(struct pbt_nl *nl);	/* poll() it for POLLIN */
+
+struct pbt_notify {
+	int cmd;			/* PBTRACE_CMD_* that happened */
+	uint32_t session_id;		/* 0 for TRIGGER and DAEMON_GONE */
+	char trigger[PBTRACE_NAME_MAX];	/* TRIGGER only */
+};
+
+/* 1: *n filled, 0: nothing pending (non-blocking), -errno. -ENOBUFS means
+ * notifications were lost: re-read state with pbt_nl_list_sessions. */
+int pbt_nl_next_notify(struct pbt_nl *nl, struct pbt_notify *n);
+
+#endif /* PBT_GENL_H */
