@@ -23,7 +23,7 @@
  *    PBTRACE_A_SESSION_CONFIG: NLA_BINARY, optional, the serialized Perfetto
  *                              TraceConfig; stored verbatim and handed back
  *                              by GET_SESSION so traced can honour the parts
- *                              the kernel does not (up to 64 KiB)
+ *                              the kernel does not (up to PBTRACE_MAX_CONFIG, 60 KiB)
  *    PBTRACE_A_SESSION_OUTPUT: NLA_NUL_STRING, optional, output path for
  *                              traced (the kernel never opens it)
  *    PBTRACE_A_SESSION_BUFFERS: NLA_NESTED, required, up to
@@ -112,7 +112,8 @@
 #define PBTRACE_MAX_BUFFERS 4
 #define PBTRACE_MAX_PIDS 64
 #define PBTRACE_MAX_SESSIONS 8
-#define PBTRACE_MAX_CONFIG (64 * 1024)
+/* One netlink attribute carries at most 65531 bytes: stay clearly below. */
+#define PBTRACE_MAX_CONFIG (60 * 1024)
 #define PBTRACE_NAME_MAX 64
 
 enum pbtrace_cmd {
