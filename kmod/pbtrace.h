@@ -87,7 +87,8 @@ struct pbt_session {
 	struct pbt_session_params params;
 	struct pbt_buffer *buffers[PBTRACE_MAX_BUFFERS];
 	wait_queue_head_t wq;			/* readers poll here */
-	struct list_head node;
+	struct list_head node;			/* registry; empty once destroyed */
+	unsigned int slot;			/* unique among live: sequence ids */
 };
 
 extern struct mutex pbt_sessions_lock;		/* serializes control ops */
