@@ -104,10 +104,21 @@ struct pbt_session *pbt_session_get(u32 id);	/* takes a ref, or NULL */
 struct pbt_session *pbt_session_get_next(u32 after_id); /* for dumps */
 void pbt_session_put(struct pbt_session *s);
 
-/* buffer.c */
+/*
+ * buffer.c
+ *
+ * create: ERR_PTR(-errno) on failure (never NULL); validates p (chunk_kb 0
+ * means 16, else 4..256 and a power of two; size_kb > 0).
+ * activate/deactivate (under pbt_sessions_lock): publish the buffer to the
+ * probes (RCU) or take it back. After deactivate the caller must
+ * pbt_probes_sync() before flush or destroy, so no probe is still writing.
+ * destroy: only when not active and no reader maps it (session release).
+ */
 struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 				     u32 sequence_id_base, wait_queue_head_t *wq);
 void pbt_buffer_destroy(struct pbt_buffer *b);
+void pbt_buffer_activate(struct pbt_buffer *b);
+void pbt_buffer_deactivate(struct pbt_buffer *b);
 void pbt_buffer_flush(struct pbt_buffer *b);	/* seal all CPUs, may sleep */
 void pbt_buffer_stats(struct pbt_buffer *b, int cpu, struct pbtrace_cpu_stats *out);
 void *pbt_buffer_vmem(struct pbt_buffer *b, size_t *size); /* for mmap */
@@ -115,6 +126,18 @@ int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req);
 int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
 bool pbt_buffer_has_sealed(struct pbt_buffer *b);
+u32 pbt_buffer_nr_chunks(struct pbt_buffer *b);	/* all CPUs */
+
+/*
+ * The probe path: encode one event into every active buffer that wants
+ * event @id and whose pid filter passes. @encode writes the FtraceEvent's
+ * oneof field (e.g. sched_switch) and nothing else; it may run more than
+ * once for one buffer (retried in a fresh chunk), so it must not have side
+ * effects. Any context, including NMI (dropped and counted).
+ */
+struct pb_buf;
+typedef void (*pbt_encode_fn)(struct pb_buf *pb, const void *arg);
+void pbt_emit(int id, pbt_encode_fn encode, const void *arg);
 
 /* device.c */
 int pbt_device_init(void);
