@@ -127,6 +127,8 @@ int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
 bool pbt_buffer_has_sealed(struct pbt_buffer *b);
 u32 pbt_buffer_nr_chunks(struct pbt_buffer *b);	/* all CPUs */
+int pbt_buffers_init(void);			/* CPU hotplug; main.c */
+void pbt_buffers_exit(void);
 
 /*
  * The probe path: encode one event into every active buffer that wants
