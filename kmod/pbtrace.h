@@ -50,6 +50,7 @@ enum pbt_event_id {
 int pbt_event_lookup(const char *name);		/* "group/name" -> id, or -ENOENT */
 const char *pbt_event_name(int id);		/* id -> "group/name" */
 bool pbt_event_available(int id);		/* tracepoint exists in this kernel */
+const char *pbt_event_tp_name(int id);		/* "sched_switch" */
 
 /* probes.c: reference-counted registration, called with pbt_sessions_lock. */
 int pbt_probes_init(void);			/* find tracepoints */
@@ -57,6 +58,7 @@ void pbt_probes_exit(void);
 int pbt_probe_get(int id);			/* register on first user */
 void pbt_probe_put(int id);			/* unregister on last user */
 void pbt_probes_sync(void);			/* tracepoint_synchronize_unregister */
+bool pbt_probe_found(int id);			/* tracepoint exists (after init) */
 
 /* session.c */
 struct pbt_buffer;				/* buffer.c, opaque elsewhere */
