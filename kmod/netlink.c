@@ -1,0 +1,788 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The "pbtrace" generic netlink family: the command/attribute tree is
+ * documented in include/uapi/linux/pbtrace.h. This file only translates
+ * between attributes and session.c; it keeps one piece of state of its
+ * own, the daemon's socket, so it can tell when traced goes away.
+ *
+ * Every attribute has a policy and validation is strict: an attribute the
+ * policy does not name, a string without its NUL or a nest without
+ * NLA_F_NESTED fails the request before any handler runs.
+ */
+
+#include <linux/capability.h>
+#include <linux/cpumask.h>
+#include <linux/limits.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/notifier.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+#include <net/netlink.h>
+#include <net/sock.h>
+
+#include "pbtrace.h"
+
+#define PBT_DEFAULT_CHUNK_KB 16
+#define PBT_MAX_SIZE_KB (1024 * 1024)	/* 1 GiB per buffer is plenty */
+
+static struct genl_family pbt_family;
+static bool family_registered;
+
+/* The daemon's socket: set by REGISTER_DAEMON, cleared when it closes. */
+static DEFINE_SPINLOCK(daemon_lock);
+static u32 daemon_portid;
+static u32 daemon_pid;
+
+static const struct nla_policy event_policy[PBTRACE_A_MAX + 1] = {
+	[PBTRACE_A_EVENT_NAME]		= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
+};
+
+static const struct nla_policy pid_policy[PBTRACE_A_MAX + 1] = {
+	[PBTRACE_A_PID]			= NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
+	[PBTRACE_A_BUFFER_SIZE_KB]	= { .type = NLA_U32 },
+	[PBTRACE_A_BUFFER_CHUNK_KB]	= NLA_POLICY_RANGE(NLA_U32, 4, 256),
+	[PBTRACE_A_BUFFER_FILL_POLICY]	= NLA_POLICY_MAX(NLA_U32, PBTRACE_FILL_DISCARD),
+	[PBTRACE_A_BUFFER_EVENTS]	= NLA_POLICY_NESTED(event_policy),
+	[PBTRACE_A_BUFFER_PIDS]		= NLA_POLICY_NESTED(pid_policy),
+};
+
+static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
+	[PBTRACE_A_SESSION_ID]		= { .type = NLA_U32 },
+	[PBTRACE_A_SESSION_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
+	[PBTRACE_A_SESSION_CONFIG]	= { .type = NLA_BINARY, .len = PBTRACE_MAX_CONFIG },
+	[PBTRACE_A_SESSION_OUTPUT]	= { .type = NLA_NUL_STRING, .len = PATH_MAX - 1 },
+	[PBTRACE_A_SESSION_BUFFERS]	= NLA_POLICY_NESTED_ARRAY(buffer_policy),
+	[PBTRACE_A_TRIGGER_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
+};
+
+/* CAP_PERFMON is enough to look; CAP_SYS_ADMIN implies it. */
+static int may_read(struct sk_buff *skb, struct netlink_ext_ack *extack)
+{
+	if (netlink_capable(skb, CAP_PERFMON) ||
+	    netlink_capable(skb, CAP_SYS_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG(extack, "needs CAP_PERFMON or CAP_SYS_ADMIN: run as root");
+	return -EPERM;
+}
+
+/*
+ * GENL_ADMIN_PERM makes the core check CAP_NET_ADMIN; tracing is a
+ * CAP_SYS_ADMIN matter, so that is checked here on top.
+ */
+static int pbt_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			struct genl_info *info)
+{
+	if (!(ops->flags & GENL_ADMIN_PERM))
+		return may_read(skb, info->extack);
+	if (netlink_capable(skb, CAP_SYS_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN: run as root");
+	return -EPERM;
+}
+
+static int parse_events(struct nlattr *nest, struct pbt_buffer_params *bp,
+			struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr;
+	int rem, id;
+
+	nla_for_each_nested(attr, nest, rem) {
+		id = pbt_event_lookup(nla_data(attr));
+		if (id < 0) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "unknown event: 'tracectl list-events' shows the known ones");
+			return -ENOENT;
+		}
+		if (!pbt_event_available(id)) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "event's tracepoint is missing in this kernel: 'tracectl list-events' marks the available ones");
+			return -EOPNOTSUPP;
+		}
+		bp->events |= BIT_ULL(id);
+	}
+	if (!bp->events) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "buffer needs at least one event");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_pids(struct nlattr *nest, struct pbt_buffer_params *bp,
+		      struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr;
+	int rem;
+
+	nla_for_each_nested(attr, nest, rem) {
+		if (bp->nr_pids == PBTRACE_MAX_PIDS) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "too many pids: at most 64 per buffer");
+			return -E2BIG;
+		}
+		bp->pids[bp->nr_pids++] = nla_get_u32(attr);
+	}
+	return 0;
+}
+
+static int check_sizes(struct nlattr *attr, struct pbt_buffer_params *bp,
+		       struct netlink_ext_ack *extack)
+{
+	if (!is_power_of_2(bp->chunk_kb)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "buffer chunk_kb must be a power of two (4..256)");
+		return -EINVAL;
+	}
+	if ((u64)bp->chunk_kb * nr_cpu_ids > bp->size_kb) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "buffer size_kb must be at least chunk_kb * nr_cpus: raise size_kb or lower chunk_kb");
+		return -EINVAL;
+	}
+	if (bp->size_kb > PBT_MAX_SIZE_KB) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "buffer size_kb is above 1048576 (1 GiB): ask for less");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
+			struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[PBTRACE_A_MAX + 1];
+	int ret;
+
+	if (nla_type(attr) != PBTRACE_A_BUFFER) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "buffers must hold only PBTRACE_A_BUFFER nests");
+		return -EINVAL;
+	}
+	ret = nla_parse_nested(tb, PBTRACE_A_MAX, attr, buffer_policy, extack);
+	if (ret)
+		return ret;
+	if (NL_REQ_ATTR_CHECK(extack, attr, tb, PBTRACE_A_BUFFER_SIZE_KB)) {
+		NL_SET_ERR_MSG(extack, "buffer needs size_kb");
+		return -EINVAL;
+	}
+	if (NL_REQ_ATTR_CHECK(extack, attr, tb, PBTRACE_A_BUFFER_EVENTS)) {
+		NL_SET_ERR_MSG(extack, "buffer needs events");
+		return -EINVAL;
+	}
+	bp->size_kb = nla_get_u32(tb[PBTRACE_A_BUFFER_SIZE_KB]);
+	bp->chunk_kb = PBT_DEFAULT_CHUNK_KB;
+	if (tb[PBTRACE_A_BUFFER_CHUNK_KB])
+		bp->chunk_kb = nla_get_u32(tb[PBTRACE_A_BUFFER_CHUNK_KB]);
+	bp->fill_policy = PBTRACE_FILL_RING_BUFFER;
+	if (tb[PBTRACE_A_BUFFER_FILL_POLICY] &&
+	    nla_get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]))
+		bp->fill_policy = nla_get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]);
+	ret = check_sizes(attr, bp, extack);
+	if (!ret)
+		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
+	if (!ret && tb[PBTRACE_A_BUFFER_PIDS])
+		ret = parse_pids(tb[PBTRACE_A_BUFFER_PIDS], bp, extack);
+	return ret;
+}
+
+static int parse_buffers(struct nlattr *nest, struct pbt_session_params *p,
+			 struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr;
+	int rem, ret;
+
+	nla_for_each_nested(attr, nest, rem) {
+		if (p->nr_buffers == PBTRACE_MAX_BUFFERS) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "too many buffers: at most 4 per session");
+			return -E2BIG;
+		}
+		ret = parse_buffer(attr, &p->buffers[p->nr_buffers], extack);
+		if (ret)
+			return ret;
+		p->nr_buffers++;
+	}
+	if (!p->nr_buffers) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "session needs at least one buffer");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Copies name, output and config out of the request into p. */
+static int parse_session(struct genl_info *info, struct pbt_session_params *p)
+{
+	struct nlattr **attrs = info->attrs;
+	struct nlattr *attr;
+
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_NAME)) {
+		NL_SET_ERR_MSG(info->extack, "session needs a name");
+		return -EINVAL;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_BUFFERS)) {
+		NL_SET_ERR_MSG(info->extack, "session needs buffers");
+		return -EINVAL;
+	}
+	attr = attrs[PBTRACE_A_SESSION_NAME];
+	if (!nla_strscpy(p->name, attr, sizeof(p->name))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "session name must not be empty");
+		return -EINVAL;
+	}
+	attr = attrs[PBTRACE_A_SESSION_OUTPUT];
+	if (attr) {
+		p->output = nla_strdup(attr, GFP_KERNEL);
+		if (!p->output)
+			return -ENOMEM;
+	}
+	attr = attrs[PBTRACE_A_SESSION_CONFIG];
+	if (attr && nla_len(attr)) {
+		p->config = kvmalloc(nla_len(attr), GFP_KERNEL);
+		if (!p->config)
+			return -ENOMEM;
+		memcpy(p->config, nla_data(attr), nla_len(attr));
+		p->config_len = nla_len(attr);
+	}
+	return parse_buffers(attrs[PBTRACE_A_SESSION_BUFFERS], p, info->extack);
+}
+
+static int pbt_nl_new_session(struct sk_buff *skb, struct genl_info *info)
+{
+	struct pbt_session_params *p;
+	struct sk_buff *reply;
+	void *hdr;
+	u32 id;
+	int ret;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	reply = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!p || !reply) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = parse_session(info, p);
+	if (ret)
+		goto out;
+	ret = pbt_session_new(p, &id, info->extack);
+	if (ret)
+		goto out;
+	hdr = genlmsg_put_reply(reply, info, &pbt_family, 0,
+				PBTRACE_CMD_NEW_SESSION);
+	if (!hdr || nla_put_u32(reply, PBTRACE_A_SESSION_ID, id)) {
+		pbt_session_destroy(id);
+		ret = -EMSGSIZE;
+		goto out;
+	}
+	genlmsg_end(reply, hdr);
+	kfree(p);
+	return genlmsg_reply(reply, info);
+
+out:
+	if (p) {
+		kfree(p->output);
+		kvfree(p->config);
+	}
+	kfree(p);
+	nlmsg_free(reply);
+	return ret;
+}
+
+static void explain_session_error(u8 cmd, int ret,
+				  struct netlink_ext_ack *extack)
+{
+	if (ret == -ENOENT)
+		NL_SET_ERR_MSG(extack, "no session with this id: 'tracectl status' lists them");
+	else if (cmd == PBTRACE_CMD_START_SESSION && ret == -EALREADY)
+		NL_SET_ERR_MSG(extack, "session is already started");
+	else if (cmd == PBTRACE_CMD_START_SESSION && ret == -EINVAL)
+		NL_SET_ERR_MSG(extack, "a stopped session cannot start again: create a new one");
+	else if (cmd == PBTRACE_CMD_START_SESSION)
+		NL_SET_ERR_MSG(extack, "cannot register the tracepoint probes: see dmesg");
+	else if (cmd == PBTRACE_CMD_STOP_SESSION && ret == -EALREADY)
+		NL_SET_ERR_MSG(extack, "session is already stopped");
+	else if (cmd == PBTRACE_CMD_STOP_SESSION && ret == -EINVAL)
+		NL_SET_ERR_MSG(extack, "session was never started");
+}
+
+/* START, STOP, FLUSH, DESTROY: the same shape, one session id. */
+static int pbt_nl_session_op(struct sk_buff *skb, struct genl_info *info)
+{
+	u8 cmd = info->genlhdr->cmd;
+	u32 id;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_ID)) {
+		NL_SET_ERR_MSG(info->extack, "needs a session id");
+		return -EINVAL;
+	}
+	id = nla_get_u32(info->attrs[PBTRACE_A_SESSION_ID]);
+	switch (cmd) {
+	case PBTRACE_CMD_START_SESSION:
+		ret = pbt_session_start(id);
+		break;
+	case PBTRACE_CMD_STOP_SESSION:
+		ret = pbt_session_stop(id);
+		break;
+	case PBTRACE_CMD_FLUSH_SESSION:
+		ret = pbt_session_flush(id);
+		break;
+	default:
+		ret = pbt_session_destroy(id);
+		break;
+	}
+	if (ret)
+		explain_session_error(cmd, ret, info->extack);
+	return ret;
+}
+
+static u32 current_daemon_pid(void)
+{
+	u32 pid;
+
+	spin_lock_bh(&daemon_lock);
+	pid = daemon_pid;
+	spin_unlock_bh(&daemon_lock);
+	return pid;
+}
+
+static int put_events(struct sk_buff *msg, u64 events)
+{
+	struct nlattr *nest;
+	int ev;
+
+	nest = nla_nest_start(msg, PBTRACE_A_BUFFER_EVENTS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (ev = 0; ev < PBT_NR_EVENTS; ev++)
+		if ((events & BIT_ULL(ev)) &&
+		    nla_put_string(msg, PBTRACE_A_EVENT_NAME, pbt_event_name(ev)))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int put_pids(struct sk_buff *msg, const struct pbt_buffer_params *bp)
+{
+	struct nlattr *nest;
+	u32 i;
+
+	if (!bp->nr_pids)
+		return 0;
+	nest = nla_nest_start(msg, PBTRACE_A_BUFFER_PIDS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < bp->nr_pids; i++)
+		if (nla_put_u32(msg, PBTRACE_A_PID, bp->pids[i]))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int put_cpu_stats(struct sk_buff *msg, struct pbt_buffer *b)
+{
+	struct pbtrace_cpu_stats st;
+	struct nlattr *nest;
+	int cpu;
+
+	nest = nla_nest_start(msg, PBTRACE_A_BUFFER_CPUS);
+	if (!nest)
+		return -EMSGSIZE;
+	for_each_possible_cpu(cpu) {
+		memset(&st, 0, sizeof(st));
+		pbt_buffer_stats(b, cpu, &st);
+		if (nla_put(msg, PBTRACE_A_CPU_STATS, sizeof(st), &st))
+			return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
+		      unsigned int i)
+{
+	const struct pbt_buffer_params *bp = &s->params.buffers[i];
+	struct nlattr *nest;
+
+	nest = nla_nest_start(msg, PBTRACE_A_BUFFER);
+	if (!nest ||
+	    nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, bp->size_kb) ||
+	    nla_put_u32(msg, PBTRACE_A_BUFFER_CHUNK_KB, bp->chunk_kb) ||
+	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, bp->fill_policy) ||
+	    put_events(msg, bp->events) || put_pids(msg, bp) ||
+	    put_cpu_stats(msg, s->buffers[i]))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int put_session(struct sk_buff *msg, struct pbt_session *s)
+{
+	const struct pbt_session_params *p = &s->params;
+	struct nlattr *nest;
+	unsigned int i;
+
+	if (nla_put_u32(msg, PBTRACE_A_SESSION_ID, s->id) ||
+	    nla_put_string(msg, PBTRACE_A_SESSION_NAME, p->name) ||
+	    nla_put_u32(msg, PBTRACE_A_SESSION_STATE, s->state) ||
+	    nla_put_u64_64bit(msg, PBTRACE_A_SESSION_START_NS, s->start_ns,
+			      PBTRACE_A_PAD) ||
+	    nla_put_u64_64bit(msg, PBTRACE_A_SESSION_STOP_NS, s->stop_ns,
+			      PBTRACE_A_PAD) ||
+	    nla_put_u32(msg, PBTRACE_A_DAEMON_PID, current_daemon_pid()))
+		return -EMSGSIZE;
+	if (p->output && nla_put_string(msg, PBTRACE_A_SESSION_OUTPUT, p->output))
+		return -EMSGSIZE;
+	if (p->config_len &&
+	    nla_put(msg, PBTRACE_A_SESSION_CONFIG, p->config_len, p->config))
+		return -EMSGSIZE;
+	nest = nla_nest_start(msg, PBTRACE_A_SESSION_BUFFERS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < p->nr_buffers; i++)
+		if (put_buffer(msg, s, i))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int fill_session(struct sk_buff *msg, struct pbt_session *s,
+			u32 portid, u32 seq, int flags)
+{
+	void *hdr;
+	int ret;
+
+	hdr = genlmsg_put(msg, portid, seq, &pbt_family, flags,
+			  PBTRACE_CMD_GET_SESSION);
+	if (!hdr)
+		return -EMSGSIZE;
+	/* The lock keeps state, times and buffers consistent with each other. */
+	mutex_lock(&pbt_sessions_lock);
+	ret = put_session(msg, s);
+	mutex_unlock(&pbt_sessions_lock);
+	if (ret) {
+		genlmsg_cancel(msg, hdr);
+		return ret;
+	}
+	genlmsg_end(msg, hdr);
+	return 0;
+}
+
+/* Upper bound of one session message: config, output, stats dominate. */
+static size_t session_msg_size(void)
+{
+	size_t buffer = nla_total_size(0) + 3 * nla_total_size(4) +
+			nla_total_size(0) + PBT_NR_EVENTS * nla_total_size(PBTRACE_NAME_MAX) +
+			nla_total_size(0) + PBTRACE_MAX_PIDS * nla_total_size(4) +
+			nla_total_size(0) + nr_cpu_ids *
+			nla_total_size(sizeof(struct pbtrace_cpu_stats));
+
+	return NLMSG_GOODSIZE + nla_total_size(PBTRACE_MAX_CONFIG) +
+	       nla_total_size(PATH_MAX) + PBTRACE_MAX_BUFFERS * buffer;
+}
+
+static int pbt_nl_get_session(struct sk_buff *skb, struct genl_info *info)
+{
+	struct pbt_session *s;
+	struct sk_buff *msg;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_ID)) {
+		NL_SET_ERR_MSG(info->extack, "needs a session id, or ask with NLM_F_DUMP for all");
+		return -EINVAL;
+	}
+	s = pbt_session_get(nla_get_u32(info->attrs[PBTRACE_A_SESSION_ID]));
+	if (!s) {
+		NL_SET_ERR_MSG(info->extack, "no session with this id: 'tracectl status' lists them");
+		return -ENOENT;
+	}
+	msg = genlmsg_new(session_msg_size(), GFP_KERNEL);
+	ret = msg ? fill_session(msg, s, info->snd_portid, info->snd_seq, 0) :
+		    -ENOMEM;
+	pbt_session_put(s);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int pbt_nl_get_session_start(struct netlink_callback *cb)
+{
+	/* One session must fit one dump message, config and all. */
+	cb->min_dump_alloc = session_msg_size();
+	cb->args[0] = 0;	/* last session id sent */
+	return may_read(cb->skb, cb->extack);
+}
+
+static int pbt_nl_get_session_dump(struct sk_buff *skb,
+				   struct netlink_callback *cb)
+{
+	struct pbt_session *s;
+	int ret = 0;
+
+	while ((s = pbt_session_get_next(cb->args[0]))) {
+		ret = fill_session(skb, s, NETLINK_CB(cb->skb).portid,
+				   cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		if (!ret)
+			cb->args[0] = s->id;
+		pbt_session_put(s);
+		if (ret)
+			break;
+	}
+	/* A session that does not fit an empty message would loop forever. */
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+static int pbt_nl_list_events_start(struct netlink_callback *cb)
+{
+	cb->args[0] = 0;	/* next event id */
+	return may_read(cb->skb, cb->extack);
+}
+
+static int pbt_nl_list_events_dump(struct sk_buff *skb,
+				   struct netlink_callback *cb)
+{
+	void *hdr;
+	int ev;
+
+	for (ev = cb->args[0]; ev < PBT_NR_EVENTS; ev++) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &pbt_family, NLM_F_MULTI,
+				  PBTRACE_CMD_LIST_EVENTS);
+		if (!hdr)
+			break;
+		if (nla_put_string(skb, PBTRACE_A_EVENT_NAME, pbt_event_name(ev)) ||
+		    nla_put_u8(skb, PBTRACE_A_EVENT_AVAILABLE,
+			       pbt_event_available(ev))) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	cb->args[0] = ev;
+	return skb->len;
+}
+
+static void multicast(struct sk_buff *msg)
+{
+	/* -ESRCH only means nobody listens: not an error for the sender. */
+	genlmsg_multicast(&pbt_family, msg, 0, 0, GFP_KERNEL);
+}
+
+static struct sk_buff *notify_msg(u8 cmd, void **hdr)
+{
+	struct sk_buff *msg;
+
+	if (!READ_ONCE(family_registered))
+		return NULL;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg) {
+		pr_warn_ratelimited("pbtrace: notification %u lost: out of memory\n", cmd);
+		return NULL;
+	}
+	*hdr = genlmsg_put(msg, 0, 0, &pbt_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+void pbt_netlink_notify(u8 cmd, u32 session_id)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = notify_msg(cmd, &hdr);
+	if (!msg)
+		return;
+	if (session_id && nla_put_u32(msg, PBTRACE_A_SESSION_ID, session_id)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	multicast(msg);
+}
+
+static int pbt_nl_trigger(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	struct nlattr *attr;
+	void *hdr;
+
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_TRIGGER_NAME)) {
+		NL_SET_ERR_MSG(info->extack, "trigger needs a name");
+		return -EINVAL;
+	}
+	attr = info->attrs[PBTRACE_A_TRIGGER_NAME];
+	if (!*(char *)nla_data(attr)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "trigger name must not be empty");
+		return -EINVAL;
+	}
+	msg = notify_msg(PBTRACE_CMD_TRIGGER, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_string(msg, PBTRACE_A_TRIGGER_NAME, nla_data(attr))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	multicast(msg);
+	return 0;
+}
+
+static int pbt_nl_register_daemon(struct sk_buff *skb, struct genl_info *info)
+{
+	int ret = 0;
+
+	spin_lock_bh(&daemon_lock);
+	if (daemon_portid && daemon_portid != info->snd_portid) {
+		NL_SET_ERR_MSG(info->extack, "another traced is registered: stop it first");
+		ret = -EBUSY;
+	} else {
+		daemon_portid = info->snd_portid;
+		daemon_pid = task_tgid_nr(current);
+	}
+	spin_unlock_bh(&daemon_lock);
+	return ret;
+}
+
+static int pbt_nl_get_status(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &pbt_family, 0, PBTRACE_CMD_GET_STATUS);
+	if (!hdr || nla_put_u32(msg, PBTRACE_A_DAEMON_PID, current_daemon_pid())) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static void daemon_gone_work_fn(struct work_struct *work)
+{
+	pbt_netlink_notify(PBTRACE_CMD_DAEMON_GONE, 0);
+}
+
+static DECLARE_WORK(daemon_gone_work, daemon_gone_work_fn);
+
+/*
+ * Called when any netlink socket is released. Sessions and buffers stay:
+ * a restarted traced reattaches; the multicast lets others know meanwhile.
+ */
+static int pbt_netlink_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct netlink_notify *n = ptr;
+	bool gone = false;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !net_eq(n->net, &init_net))
+		return NOTIFY_DONE;
+	spin_lock_bh(&daemon_lock);
+	if (daemon_portid && n->portid == daemon_portid) {
+		daemon_portid = 0;
+		daemon_pid = 0;
+		gone = true;
+	}
+	spin_unlock_bh(&daemon_lock);
+	/* Notifier context: leave the allocation and multicast to a worker. */
+	if (gone)
+		schedule_work(&daemon_gone_work);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block pbt_netlink_notifier = {
+	.notifier_call = pbt_netlink_event,
+};
+
+static const struct genl_ops pbt_ops[] = {
+	{
+		.cmd = PBTRACE_CMD_NEW_SESSION,
+		.doit = pbt_nl_new_session,
+		.flags = GENL_ADMIN_PERM,
+	}, {
+		.cmd = PBTRACE_CMD_START_SESSION,
+		.doit = pbt_nl_session_op,
+		.flags = GENL_ADMIN_PERM,
+	}, {
+		.cmd = PBTRACE_CMD_STOP_SESSION,
+		.doit = pbt_nl_session_op,
+		.flags = GENL_ADMIN_PERM,
+	}, {
+		.cmd = PBTRACE_CMD_FLUSH_SESSION,
+		.doit = pbt_nl_session_op,
+		.flags = GENL_ADMIN_PERM,
+	}, {
+		.cmd = PBTRACE_CMD_DESTROY_SESSION,
+		.doit = pbt_nl_session_op,
+		.flags = GENL_ADMIN_PERM,
+	}, {
+		.cmd = PBTRACE_CMD_GET_SESSION,
+		.doit = pbt_nl_get_session,
+		.start = pbt_nl_get_session_start,
+		.dumpit = pbt_nl_get_session_dump,
+	}, {
+		.cmd = PBTRACE_CMD_TRIGGER,
+		.doit = pbt_nl_trigger,
+		.flags = GENL_ADMIN_PERM,
+	}, {
+		.cmd = PBTRACE_CMD_LIST_EVENTS,
+		.start = pbt_nl_list_events_start,
+		.dumpit = pbt_nl_list_events_dump,
+	}, {
+		.cmd = PBTRACE_CMD_REGISTER_DAEMON,
+		.doit = pbt_nl_register_daemon,
+		.flags = GENL_ADMIN_PERM,
+	}, {
+		.cmd = PBTRACE_CMD_GET_STATUS,
+		.doit = pbt_nl_get_status,
+	},
+};
+
+static const struct genl_multicast_group pbt_mcgrps[] = {
+	{ .name = PBTRACE_MCGRP_SESSIONS },
+};
+
+static struct genl_family pbt_family __ro_after_init = {
+	.name = PBTRACE_GENL_NAME,
+	.version = PBTRACE_GENL_VERSION,
+	.maxattr = PBTRACE_A_MAX,
+	.policy = pbt_policy,
+	.pre_doit = pbt_pre_doit,
+	.ops = pbt_ops,
+	.n_ops = ARRAY_SIZE(pbt_ops),
+	.mcgrps = pbt_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(pbt_mcgrps),
+	.module = THIS_MODULE,
+	.netnsok = false,
+	.parallel_ops = false,
+};
+
+int pbt_netlink_init(void)
+{
+	int ret;
+
+	ret = netlink_register_notifier(&pbt_netlink_notifier);
+	if (ret)
+		return ret;
+	ret = genl_register_family(&pbt_family);
+	if (ret) {
+		netlink_unregister_notifier(&pbt_netlink_notifier);
+		return ret;
+	}
+	WRITE_ONCE(family_registered, true);
+	return 0;
+}
+
+void pbt_netlink_exit(void)
+{
+	netlink_unregister_notifier(&pbt_netlink_notifier);
+	cancel_work_sync(&daemon_gone_work);
+	WRITE_ONCE(family_registered, false);
+	genl_unregister_family(&pbt_family);
+}

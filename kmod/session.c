@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sessions: a named set of buffers and the events each one wants. Control
+ * operations run under pbt_sessions_lock; probes never see a session, only
+ * the buffers a started session publishes to them (see buffer.c).
+ *
+ * A session lives on the registry list from NEW to DESTROY. Readers of
+ * /dev/pbtrace hold their own reference, so a destroyed session's buffers
+ * stay mapped until the last reader lets go.
+ */
+
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/err.h>
+#include <linux/mutex.h>
+#include <linux/timekeeping.h>
+#include <linux/bitops.h>
+#include <net/netlink.h>
+
+#include "pbtrace.h"
+
+DEFINE_MUTEX(pbt_sessions_lock);
+static LIST_HEAD(sessions);
+static u32 last_id;
+static unsigned long used_slots;	/* bit per live session, for sequence ids */
+
+/*
+ * Kernel buffers write trusted_packet_sequence_id = base + cpu. The base is
+ * derived from a slot that is unique among live sessions (not from the ever
+ * growing id) so it stays below 0x10000, where traced's own ids start.
+ */
+static u32 sequence_id_base(unsigned int slot, unsigned int buffer)
+{
+	return slot * 256 + buffer * 64 + 1;
+}
+
+static struct pbt_session *find_locked(u32 id)
+{
+	struct pbt_session *s;
+
+	lockdep_assert_held(&pbt_sessions_lock);
+	list_for_each_entry(s, &sessions, node)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static struct pbt_session *find_name_locked(const char *name)
+{
+	struct pbt_session *s;
+
+	list_for_each_entry(s, &sessions, node)
+		if (!strcmp(s->params.name, name))
+			return s;
+	return NULL;
+}
+
+static void free_params(struct pbt_session_params *p)
+{
+	kfree(p->output);
+	kvfree(p->config);
+	p->output = NULL;
+	p->config = NULL;
+}
+
+static void session_release(struct kref *ref)
+{
+	struct pbt_session *s = container_of(ref, struct pbt_session, ref);
+	unsigned int i;
+
+	for (i = 0; i < s->params.nr_buffers; i++)
+		if (s->buffers[i])
+			pbt_buffer_destroy(s->buffers[i]);
+	free_params(&s->params);
+	kfree(s);
+}
+
+void pbt_session_put(struct pbt_session *s)
+{
+	if (s)
+		kref_put(&s->ref, session_release);
+}
+
+struct pbt_session *pbt_session_get(u32 id)
+{
+	struct pbt_session *s;
+
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	if (s)
+		kref_get(&s->ref);
+	mutex_unlock(&pbt_sessions_lock);
+	return s;
+}
+
+/* The live session with the smallest id above after_id, for dumps. */
+struct pbt_session *pbt_session_get_next(u32 after_id)
+{
+	struct pbt_session *s, *best = NULL;
+
+	mutex_lock(&pbt_sessions_lock);
+	list_for_each_entry(s, &sessions, node)
+		if (s->id > after_id && (!best || s->id < best->id))
+			best = s;
+	if (best)
+		kref_get(&best->ref);
+	mutex_unlock(&pbt_sessions_lock);
+	return best;
+}
+
+static int create_buffers(struct pbt_session *s, unsigned int slot)
+{
+	struct pbt_buffer *b;
+	unsigned int i;
+
+	for (i = 0; i < s->params.nr_buffers; i++) {
+		b = pbt_buffer_create(&s->params.buffers[i],
+				      sequence_id_base(slot, i), &s->wq);
+		if (IS_ERR_OR_NULL(b))
+			return b ? PTR_ERR(b) : -ENOMEM;
+		s->buffers[i] = b;
+	}
+	return 0;
+}
+
+/*
+ * Takes ownership of p->output and p->config whatever the outcome, so the
+ * caller never frees them twice.
+ */
+int pbt_session_new(struct pbt_session_params *p, u32 *id,
+		    struct netlink_ext_ack *extack)
+{
+	struct pbt_session *s;
+	unsigned int slot;
+	int ret;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s) {
+		free_params(p);
+		return -ENOMEM;
+	}
+	kref_init(&s->ref);
+	init_waitqueue_head(&s->wq);
+	INIT_LIST_HEAD(&s->node);
+	s->params = *p;
+	p->output = NULL;
+	p->config = NULL;
+	s->state = PBTRACE_STATE_CONFIGURED;
+
+	mutex_lock(&pbt_sessions_lock);
+	if (find_name_locked(s->params.name)) {
+		NL_SET_ERR_MSG(extack, "session name already in use: pick another name or destroy that session");
+		ret = -EEXIST;
+		goto err_unlock;
+	}
+	slot = find_first_zero_bit(&used_slots, PBTRACE_MAX_SESSIONS);
+	if (slot >= PBTRACE_MAX_SESSIONS) {
+		NL_SET_ERR_MSG(extack, "too many sessions: destroy one first (at most 8 live)");
+		ret = -ENOSPC;
+		goto err_unlock;
+	}
+	ret = create_buffers(s, slot);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot allocate the buffers: ask for smaller size_kb");
+		goto err_unlock;
+	}
+	set_bit(slot, &used_slots);
+	s->slot = slot;
+	s->id = ++last_id;
+	list_add_tail(&s->node, &sessions);
+	*id = s->id;
+	pbt_netlink_notify(PBTRACE_CMD_NEW_SESSION, s->id);
+	mutex_unlock(&pbt_sessions_lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&pbt_sessions_lock);
+	pbt_session_put(s);
+	return ret;
+}
+
+static void put_probes(u64 events)
+{
+	int ev;
+
+	for (ev = 0; ev < PBT_NR_EVENTS; ev++)
+		if (events & BIT_ULL(ev))
+			pbt_probe_put(ev);
+}
+
+static int get_probes(u64 events)
+{
+	int ev, ret;
+
+	for (ev = 0; ev < PBT_NR_EVENTS; ev++) {
+		if (!(events & BIT_ULL(ev)))
+			continue;
+		ret = pbt_probe_get(ev);
+		if (ret) {
+			put_probes(events & (BIT_ULL(ev) - 1));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void put_all_probes(struct pbt_session *s, unsigned int nr_buffers)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_buffers; i++)
+		put_probes(s->params.buffers[i].events);
+}
+
+static int start_locked(struct pbt_session *s)
+{
+	unsigned int i;
+	int ret;
+
+	if (s->state == PBTRACE_STATE_STARTED)
+		return -EALREADY;
+	if (s->state != PBTRACE_STATE_CONFIGURED)
+		return -EINVAL;
+
+	/* Buffers first, then probes: an event never finds no buffer ready. */
+	for (i = 0; i < s->params.nr_buffers; i++)
+		pbt_buffer_activate(s->buffers[i]);
+	for (i = 0; i < s->params.nr_buffers; i++) {
+		ret = get_probes(s->params.buffers[i].events);
+		if (ret)
+			goto err;
+	}
+	s->start_ns = ktime_get_boottime_ns();
+	s->state = PBTRACE_STATE_STARTED;
+	return 0;
+
+err:
+	put_all_probes(s, i);
+	for (i = 0; i < s->params.nr_buffers; i++)
+		pbt_buffer_deactivate(s->buffers[i]);
+	pbt_probes_sync();
+	return ret;
+}
+
+int pbt_session_start(u32 id)
+{
+	struct pbt_session *s;
+	int ret;
+
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	ret = s ? start_locked(s) : -ENOENT;
+	if (!ret)
+		pbt_netlink_notify(PBTRACE_CMD_START_SESSION, id);
+	mutex_unlock(&pbt_sessions_lock);
+	return ret;
+}
+
+static void flush_all(struct pbt_session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->params.nr_buffers; i++)
+		pbt_buffer_flush(s->buffers[i]);
+	wake_up_all(&s->wq);
+}
+
+/*
+ * Unpublish, then wait until no probe can still be inside one of our
+ * buffers, then seal: after this the buffers only change by reading.
+ */
+static int stop_locked(struct pbt_session *s)
+{
+	unsigned int i;
+
+	if (s->state == PBTRACE_STATE_STOPPED)
+		return -EALREADY;
+	if (s->state != PBTRACE_STATE_STARTED)
+		return -EINVAL;
+	for (i = 0; i < s->params.nr_buffers; i++)
+		pbt_buffer_deactivate(s->buffers[i]);
+	put_all_probes(s, s->params.nr_buffers);
+	pbt_probes_sync();
+	s->stop_ns = ktime_get_boottime_ns();
+	s->state = PBTRACE_STATE_STOPPED;
+	flush_all(s);
+	return 0;
+}
+
+int pbt_session_stop(u32 id)
+{
+	struct pbt_session *s;
+	int ret;
+
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	ret = s ? stop_locked(s) : -ENOENT;
+	if (!ret)
+		pbt_netlink_notify(PBTRACE_CMD_STOP_SESSION, id);
+	mutex_unlock(&pbt_sessions_lock);
+	return ret;
+}
+
+int pbt_session_flush(u32 id)
+{
+	struct pbt_session *s;
+	int ret = 0;
+
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	if (s)
+		flush_all(s);
+	else
+		ret = -ENOENT;
+	mutex_unlock(&pbt_sessions_lock);
+	return ret;
+}
+
+static void destroy_locked(struct pbt_session *s)
+{
+	if (s->state == PBTRACE_STATE_STARTED) {
+		stop_locked(s);
+		pbt_netlink_notify(PBTRACE_CMD_STOP_SESSION, s->id);
+	}
+	list_del_init(&s->node);
+	clear_bit(s->slot, &used_slots);
+	pbt_netlink_notify(PBTRACE_CMD_DESTROY_SESSION, s->id);
+	/* Readers blocked in poll see the session gone and drop their ref. */
+	wake_up_all(&s->wq);
+	pbt_session_put(s);
+}
+
+int pbt_session_destroy(u32 id)
+{
+	struct pbt_session *s;
+	int ret = 0;
+
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	if (s)
+		destroy_locked(s);
+	else
+		ret = -ENOENT;
+	mutex_unlock(&pbt_sessions_lock);
+	return ret;
+}
+
+void pbt_sessions_destroy_all(void)
+{
+	struct pbt_session *s, *tmp;
+
+	mutex_lock(&pbt_sessions_lock);
+	list_for_each_entry_safe(s, tmp, &sessions, node)
+		destroy_locked(s);
+	mutex_unlock(&pbt_sessions_lock);
+}
