@@ -62,6 +62,8 @@ struct pbt_buffer_info {
 	uint32_t size_kb, chunk_kb, fill_policy;
 	size_t nr_events;
 	char *events[PBT_MAX_EVENTS];	/* malloc'd */
+	size_t nr_pids;
+	uint32_t pids[PBTRACE_MAX_PIDS];
 	size_t nr_cpus;
 	struct pbtrace_cpu_stats *cpus;	/* malloc'd, nr_cpus entries */
 };
@@ -73,6 +75,7 @@ struct pbt_session_info {
 	void *config;			/* malloc'd or NULL */
 	size_t config_len;
 	uint64_t start_ns, stop_ns;	/* CLOCK_BOOTTIME, 0 if not yet */
+	uint32_t daemon_pid;		/* registered traced, 0 if none */
 	size_t nr_buffers;
 	struct pbt_buffer_info buffers[PBTRACE_MAX_BUFFERS];
 };

@@ -52,8 +52,10 @@
  * PBTRACE_CMD_GET_SESSION: doit with PBTRACE_A_SESSION_ID, or dumpit for all.
  *    Reply per session: PBTRACE_A_SESSION_ID, _NAME, _STATE (enum
  *    pbtrace_session_state), _OUTPUT, _CONFIG, _START_NS (BOOTTIME ns, 0
- *    before start), _STOP_NS, and PBTRACE_A_SESSION_BUFFERS, each
- *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS and
+ *    before start), _STOP_NS, PBTRACE_A_DAEMON_PID (as GET_STATUS) and
+ *    PBTRACE_A_SESSION_BUFFERS, each
+ *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS,
+ *    _PIDS (if any) and
  *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS: NLA_BINARY
  *    struct pbtrace_cpu_stats (one per possible CPU).
  *
