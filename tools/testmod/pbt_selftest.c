@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-only module: proves that tools/vm turns a kernel WARNING into a failed
+ * run. Loaded by "tools/vm --inject-warning"; never part of pbtrace.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/bug.h>
+
+static bool warn;
+module_param(warn, bool, 0444);
+MODULE_PARM_DESC(warn, "WARN() once at load time");
+
+static int __init pbt_selftest_init(void)
+{
+	WARN(warn, "pbt_selftest: warning injected on purpose by tools/vm --inject-warning\n");
+	return 0;
+}
+
+static void __exit pbt_selftest_exit(void)
+{
+}
+
+module_init(pbt_selftest_init);
+module_exit(pbt_selftest_exit);
+MODULE_DESCRIPTION("tools/vm runner self-test (injects a WARNING)");
+MODULE_LICENSE("GPL");
