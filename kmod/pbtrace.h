@@ -62,6 +62,7 @@ bool pbt_probe_found(int id);			/* tracepoint exists (after init) */
 
 /* session.c */
 struct pbt_buffer;				/* buffer.c, opaque elsewhere */
+struct netlink_ext_ack;
 
 struct pbt_buffer_params {
 	u32 size_kb;
