@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU rings of chunks, one vmalloc_user() area per session buffer laid
+ * out as struct pbtrace_mmap_header describes, so userspace maps it read-only
+ * and copies sealed chunks to the trace file verbatim.
+ *
+ * Each CPU writes only its own ring, with interrupts off, so interrupt and
+ * softirq nesting cannot interleave two events. NMIs and probe recursion
+ * never write: they bump an atomic counter that the writer folds into the
+ * mapped stats. The chunk state word is the only thing shared with the
+ * reader; transitions are:
+ *
+ *   FREE -> WRITING            writer opens a chunk (only the writer)
+ *   WRITING -> SEALED          writer seals (store-release after meta)
+ *   SEALED -> WRITING          writer overwrites (RING_BUFFER), cmpxchg
+ *   SEALED -> READING          reader takes the oldest, cmpxchg
+ *   READING -> FREE | SEALED   reader puts it back read, or unread
+ *
+ * See docs/data-plane.md for the loss accounting and concurrency argument.
+ */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/err.h>
+#include <linux/hardirq.h>
+#include <linux/irq_work.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+
+#include "pbtrace.h"
+#include "compat.h"
+#include "core/pb.h"
+#include "pbtrace_fields.h"
+
+/* Length prefixes reserved for packet and bundle (chunks up to 256 KiB). */
+#define PBT_OUTER_WIDTH 4
+/* For one FtraceEvent; events are bounded well below 16 KiB. */
+#define PBT_EVENT_WIDTH 2
+#define PBT_MAX_BUFFER_BYTES (1ULL << 30)
+#define PBT_MAX_ACTIVE (PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS)
+
+/* Kernel-private state of one CPU's writer; never mapped. */
+struct pbt_writer {
+	u8 *chunk;		/* open chunk, NULL when none is open */
+	u32 cur;		/* its index in this CPU's ring */
+	u32 next;		/* where to look for the next chunk */
+	u32 events;		/* events in the open chunk */
+	bool lost;		/* loss since the last chunk: flag the next one */
+	bool started;		/* first chunk of the sequence was written */
+	bool refused;		/* chunks_discarded already counted for this gap */
+	struct pb_buf pb;
+	u8 *packet_len;		/* length prefixes patched at seal */
+	u8 *bundle_len;
+	atomic_t nmi_lost;	/* NMI/recursion drops not yet in the stats */
+} ____cacheline_aligned_in_smp;
+
+struct pbt_buffer {
+	void *vmem;
+	size_t vsize;
+	struct pbtrace_mmap_header *hdr;
+	struct pbtrace_cpu_stats *stats;
+	struct pbtrace_chunk_meta *meta;
+	u8 *data;
+	u32 nr_cpus;
+	u32 chunks_per_cpu;
+	u32 chunk_size;
+	u32 fill_policy;
+	u32 seq_base;
+	u64 events;			/* BIT_ULL(event id) */
+	u32 nr_pids;
+	pid_t pids[PBTRACE_MAX_PIDS];
+	atomic64_t seq;			/* seal order */
+	struct pbt_writer *w;		/* [nr_cpus] */
+	struct irq_work wake_work;
+	wait_queue_head_t *wq;
+	spinlock_t read_lock;		/* chunks_read updates by readers */
+	struct list_head node;		/* all_buffers, for CPU hotplug */
+	bool active;
+};
+
+/* What probes see: an immutable set, swapped under RCU (two alternate). */
+struct pbt_active_set {
+	unsigned int nr;
+	struct pbt_buffer *b[PBT_MAX_ACTIVE];
+};
+
+static struct pbt_active_set active_sets[2];
+static struct pbt_active_set __rcu *active_set;
+static DEFINE_PER_CPU(int, pbt_nesting);
+
+static LIST_HEAD(all_buffers);
+static DEFINE_SPINLOCK(all_buffers_lock);
+static int hp_state = -1;
+
+static inline void stat_add(__u64 *p, u64 v)
+{
+	WRITE_ONCE(*p, *p + v);
+}
+
+static inline struct pbtrace_chunk_meta *chunk_meta(struct pbt_buffer *b,
+						    u32 cpu, u32 idx)
+{
+	return &b->meta[cpu * b->chunks_per_cpu + idx];
+}
+
+static inline u8 *chunk_data(struct pbt_buffer *b, u32 index)
+{
+	return b->data + (size_t)index * b->chunk_size;
+}
+
+/* Drops counted by NMIs or recursion land in the mapped stats here. */
+static void fold_nmi(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+{
+	int n;
+
+	if (likely(!atomic_read(&w->nmi_lost)))
+		return;
+	n = atomic_xchg(&w->nmi_lost, 0);
+	stat_add(&b->stats[cpu].lost_nmi, n);
+	w->lost = true;
+}
+
+/*
+ * The next chunk of this CPU's ring, in ring order from w->next: a free one,
+ * or (RING_BUFFER) the oldest sealed one, whose events are then lost. A
+ * chunk the reader holds is skipped. Returns the index or -1.
+ */
+static int take_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+{
+	struct pbtrace_cpu_stats *st = &b->stats[cpu];
+	struct pbtrace_chunk_meta *m;
+	u32 k, idx, state;
+
+	for (k = 0; k < b->chunks_per_cpu; k++) {
+		idx = (w->next + k) % b->chunks_per_cpu;
+		m = chunk_meta(b, cpu, idx);
+		state = smp_load_acquire(&m->state);
+		if (state == PBTRACE_CHUNK_FREE) {
+			WRITE_ONCE(m->state, PBTRACE_CHUNK_WRITING);
+			return idx;
+		}
+		if (state != PBTRACE_CHUNK_SEALED)
+			continue;	/* READING: the reader has it */
+		if (b->fill_policy == PBTRACE_FILL_DISCARD)
+			break;
+		if (cmpxchg(&m->state, PBTRACE_CHUNK_SEALED,
+			    PBTRACE_CHUNK_WRITING) != PBTRACE_CHUNK_SEALED)
+			continue;	/* the reader just took it */
+		stat_add(&st->chunks_overwritten, 1);
+		stat_add(&st->lost_overwritten, m->events);
+		w->lost = true;
+		return idx;
+	}
+	if (!w->refused) {
+		stat_add(&st->chunks_discarded, 1);
+		w->refused = true;
+	}
+	return -1;
+}
+
+/* Start a chunk: Trace.packet record, TracePacket header, bundle header. */
+static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+{
+	int idx = take_chunk(b, w, cpu);
+	struct pb_buf *pb = &w->pb;
+
+	if (idx < 0)
+		return false;
+	w->cur = idx;
+	w->chunk = chunk_data(b, cpu * b->chunks_per_cpu + idx);
+	w->events = 0;
+	w->refused = false;
+	pb_init(pb, w->chunk, b->chunk_size);
+	w->packet_len = pb_nest_begin(pb, PB_TRACE_PACKET, PBT_OUTER_WIDTH);
+	pb_varint(pb, PB_TRACEPACKET_TRUSTED_PACKET_SEQUENCE_ID,
+		  b->seq_base + cpu);
+	if (w->lost)
+		pb_varint(pb, PB_TRACEPACKET_PREVIOUS_PACKET_DROPPED, 1);
+	if (!w->started)
+		pb_varint(pb, PB_TRACEPACKET_SEQUENCE_FLAGS,
+			  PB_TRACEPACKET_SEQUENCEFLAGS_SEQ_INCREMENTAL_STATE_CLEARED);
+	w->bundle_len = pb_nest_begin(pb, PB_TRACEPACKET_FTRACE_EVENTS,
+				      PBT_OUTER_WIDTH);
+	pb_varint(pb, PB_FTRACEEVENTBUNDLE_CPU, cpu);
+	if (w->lost)
+		pb_varint(pb, PB_FTRACEEVENTBUNDLE_LOST_EVENTS, 1);
+	w->lost = false;
+	w->started = true;
+	WRITE_ONCE(b->stats[cpu].online, 1);
+	return true;
+}
+
+/* Patch the lengths, publish the meta, then the state (release). */
+static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+{
+	struct pbtrace_chunk_meta *m = chunk_meta(b, cpu, w->cur);
+
+	pb_nest_end(&w->pb, w->bundle_len, PBT_OUTER_WIDTH);
+	pb_nest_end(&w->pb, w->packet_len, PBT_OUTER_WIDTH);
+	WRITE_ONCE(m->used, pb_len(&w->pb, w->chunk));
+	WRITE_ONCE(m->events, w->events);
+	WRITE_ONCE(m->cpu, cpu);
+	WRITE_ONCE(m->seq, atomic64_inc_return(&b->seq));
+	smp_store_release(&m->state, PBTRACE_CHUNK_SEALED);
+	stat_add(&b->stats[cpu].chunks_sealed, 1);
+	w->next = (w->cur + 1) % b->chunks_per_cpu;
+	w->chunk = NULL;
+	/* Never wake from probe context: the wait queue lock is not ours. */
+	irq_work_queue(&b->wake_work);
+}
+
+/* One FtraceEvent into the open chunk; false (nothing written) if full. */
+static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
+			 pbt_encode_fn encode, const void *arg)
+{
+	u8 *start = pb->p;
+	u8 *len;
+
+	len = pb_nest_begin(pb, PB_FTRACEEVENTBUNDLE_EVENT, PBT_EVENT_WIDTH);
+	pb_varint(pb, PB_FTRACEEVENT_TIMESTAMP, ts);
+	pb_varint(pb, PB_FTRACEEVENT_PID, (u32)pid);
+	encode(pb, arg);
+	if (!pb->overflow)
+		pb_nest_end(pb, len, PBT_EVENT_WIDTH);
+	if (pb->overflow) {
+		pb->p = start;
+		pb->overflow = false;
+		return false;
+	}
+	return true;
+}
+
+static void write_event(struct pbt_buffer *b, u32 cpu, u64 ts, pid_t pid,
+			pbt_encode_fn encode, const void *arg)
+{
+	struct pbt_writer *w = &b->w[cpu];
+	struct pbtrace_cpu_stats *st = &b->stats[cpu];
+	u8 *start;
+
+	fold_nmi(b, w, cpu);
+	if (!w->chunk && !open_chunk(b, w, cpu))
+		goto lost_full;
+	start = w->pb.p;
+	if (!encode_event(&w->pb, ts, pid, encode, arg)) {
+		/* An event that does not fit an empty chunk never will. */
+		if (!w->events)
+			goto too_large;
+		seal_chunk(b, w, cpu);
+		if (!open_chunk(b, w, cpu))
+			goto lost_full;
+		start = w->pb.p;
+		if (!encode_event(&w->pb, ts, pid, encode, arg))
+			goto too_large;
+	}
+	w->events++;
+	stat_add(&st->events_written, 1);
+	stat_add(&st->bytes_written, w->pb.p - start);
+	return;
+
+lost_full:
+	stat_add(&st->lost_full, 1);
+	w->lost = true;
+	return;
+too_large:
+	stat_add(&st->lost_too_large, 1);
+	w->lost = true;
+}
+
+static bool wants(const struct pbt_buffer *b, int id, pid_t pid)
+{
+	u32 i;
+
+	if (!(b->events & BIT_ULL(id)))
+		return false;
+	if (!b->nr_pids)
+		return true;
+	for (i = 0; i < b->nr_pids; i++)
+		if (b->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
+			 u32 cpu)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->nr; i++)
+		if (wants(set->b[i], id, pid) && cpu < set->b[i]->nr_cpus)
+			atomic_inc(&set->b[i]->w[cpu].nmi_lost);
+}
+
+void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
+{
+	const struct pbt_active_set *set;
+	pid_t pid = current->pid;
+	unsigned long flags;
+	unsigned int i;
+	int *nesting;
+	u32 cpu;
+	u64 ts;
+
+	/* Also what keeps us on this CPU on kernels with preemptible probes. */
+	local_irq_save(flags);
+	set = rcu_dereference_sched(active_set);
+	if (!set || !set->nr)
+		goto out;
+	cpu = smp_processor_id();
+	nesting = this_cpu_ptr(&pbt_nesting);
+	if (unlikely(in_nmi() || *nesting)) {
+		count_nested(set, id, pid, cpu);
+		goto out;
+	}
+	*nesting = 1;
+	ts = ktime_get_boot_fast_ns();
+	for (i = 0; i < set->nr; i++) {
+		struct pbt_buffer *b = set->b[i];
+
+		if (wants(b, id, pid) && cpu < b->nr_cpus)
+			write_event(b, cpu, ts, pid, encode, arg);
+	}
+	*nesting = 0;
+out:
+	local_irq_restore(flags);
+}
+
+/* Swap in a new active set; the old one is reusable after a grace period. */
+static void publish(struct pbt_buffer *add, struct pbt_buffer *remove)
+{
+	struct pbt_active_set *cur, *next;
+	unsigned int i;
+
+	lockdep_assert_held(&pbt_sessions_lock);
+	cur = rcu_dereference_protected(active_set,
+					lockdep_is_held(&pbt_sessions_lock));
+	next = cur == &active_sets[0] ? &active_sets[1] : &active_sets[0];
+	next->nr = 0;
+	for (i = 0; cur && i < cur->nr; i++)
+		if (cur->b[i] != remove)
+			next->b[next->nr++] = cur->b[i];
+	if (add && next->nr < PBT_MAX_ACTIVE)
+		next->b[next->nr++] = add;
+	rcu_assign_pointer(active_set, next);
+	synchronize_rcu();
+}
+
+void pbt_buffer_activate(struct pbt_buffer *b)
+{
+	if (b->active)
+		return;
+	b->active = true;
+	publish(b, NULL);
+}
+
+void pbt_buffer_deactivate(struct pbt_buffer *b)
+{
+	if (!b->active)
+		return;
+	b->active = false;
+	publish(NULL, b);
+}
+
+static void wake_readers(struct irq_work *work)
+{
+	struct pbt_buffer *b = container_of(work, struct pbt_buffer, wake_work);
+
+	wake_up_interruptible(b->wq);
+}
+
+/* Seal this CPU's open chunk if it holds events; irqs off or CPU offline. */
+static void flush_cpu(struct pbt_buffer *b, u32 cpu)
+{
+	struct pbt_writer *w = &b->w[cpu];
+
+	fold_nmi(b, w, cpu);
+	if (w->chunk && w->events)
+		seal_chunk(b, w, cpu);
+}
+
+static void flush_ipi(void *info)
+{
+	flush_cpu(info, smp_processor_id());
+}
+
+void pbt_buffer_flush(struct pbt_buffer *b)
+{
+	u32 cpu;
+
+	cpus_read_lock();
+	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
+		if (!cpu_possible(cpu))
+			continue;
+		/* On its own CPU with irqs off, so it cannot race a probe. */
+		if (cpu_online(cpu))
+			smp_call_function_single(cpu, flush_ipi, b, 1);
+		else
+			flush_cpu(b, cpu);
+		WRITE_ONCE(b->stats[cpu].online, cpu_online(cpu));
+	}
+	cpus_read_unlock();
+	irq_work_sync(&b->wake_work);
+	wake_up_interruptible(b->wq);
+}
+
+static int check_params(const struct pbt_buffer_params *p, u32 *chunk_size)
+{
+	u32 kb = p->chunk_kb ? p->chunk_kb : 16;
+
+	if (kb < 4 || kb > 256 || !is_power_of_2(kb))
+		return -EINVAL;
+	if (!p->size_kb || p->nr_pids > PBTRACE_MAX_PIDS)
+		return -EINVAL;
+	if ((u64)p->size_kb * 1024 > PBT_MAX_BUFFER_BYTES)
+		return -E2BIG;
+	*chunk_size = kb * 1024;
+	return 0;
+}
+
+/* Header, stats, chunk table, page-aligned data: one mappable area. */
+static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
+{
+	u64 per_cpu = (u64)p->size_kb * 1024 / num_possible_cpus();
+	u64 stats_off, chunks_off, data_off, total;
+	u32 nr_chunks;
+
+	b->nr_cpus = nr_cpu_ids;
+	b->chunks_per_cpu = max_t(u64, 2, per_cpu / b->chunk_size);
+	nr_chunks = b->nr_cpus * b->chunks_per_cpu;
+	stats_off = ALIGN(sizeof(struct pbtrace_mmap_header), 64);
+	chunks_off = ALIGN(stats_off + b->nr_cpus * sizeof(*b->stats), 64);
+	data_off = PAGE_ALIGN(chunks_off + nr_chunks * sizeof(*b->meta));
+	total = data_off + (u64)nr_chunks * b->chunk_size;
+	if (total > PBT_MAX_BUFFER_BYTES + data_off)
+		return -E2BIG;
+
+	b->vsize = total;
+	b->vmem = vmalloc_user(total);
+	if (!b->vmem)
+		return -ENOMEM;
+	b->hdr = b->vmem;
+	b->stats = b->vmem + stats_off;
+	b->meta = b->vmem + chunks_off;
+	b->data = b->vmem + data_off;
+	*b->hdr = (struct pbtrace_mmap_header) {
+		.magic = PBTRACE_MMAP_MAGIC,
+		.version = PBTRACE_MMAP_VERSION,
+		.nr_cpus = b->nr_cpus,
+		.chunks_per_cpu = b->chunks_per_cpu,
+		.chunk_size = b->chunk_size,
+		.fill_policy = b->fill_policy,
+		.sequence_id_base = b->seq_base,
+		.stats_offset = stats_off,
+		.chunks_offset = chunks_off,
+		.data_offset = data_off,
+		.mmap_size = total,
+	};
+	return 0;
+}
+
+struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
+				     u32 sequence_id_base, wait_queue_head_t *wq)
+{
+	struct pbt_buffer *b;
+	u32 cpu, i;
+	int ret;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return ERR_PTR(-ENOMEM);
+	ret = check_params(p, &b->chunk_size);
+	if (ret)
+		goto err;
+	b->fill_policy = p->fill_policy == PBTRACE_FILL_DISCARD ?
+			 PBTRACE_FILL_DISCARD : PBTRACE_FILL_RING_BUFFER;
+	b->seq_base = sequence_id_base;
+	b->events = p->events;
+	b->nr_pids = p->nr_pids;
+	for (i = 0; i < p->nr_pids; i++)
+		b->pids[i] = p->pids[i];
+	b->wq = wq;
+	atomic64_set(&b->seq, 0);
+	spin_lock_init(&b->read_lock);
+	init_irq_work(&b->wake_work, wake_readers);
+
+	ret = layout(b, p);
+	if (ret)
+		goto err;
+	b->w = kcalloc(b->nr_cpus, sizeof(*b->w), GFP_KERNEL);
+	if (!b->w) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
+		b->stats[cpu].cpu = cpu;
+		b->stats[cpu].online = cpu_online(cpu);
+		for (i = 0; i < b->chunks_per_cpu; i++)
+			chunk_meta(b, cpu, i)->cpu = cpu;
+	}
+	spin_lock(&all_buffers_lock);
+	list_add(&b->node, &all_buffers);
+	spin_unlock(&all_buffers_lock);
+	return b;
+
+err:
+	vfree(b->vmem);
+	kfree(b);
+	return ERR_PTR(ret);
+}
+
+void pbt_buffer_destroy(struct pbt_buffer *b)
+{
+	if (!b)
+		return;
+	WARN_ON_ONCE(b->active);
+	spin_lock(&all_buffers_lock);
+	list_del(&b->node);
+	spin_unlock(&all_buffers_lock);
+	irq_work_sync(&b->wake_work);
+	kfree(b->w);
+	vfree(b->vmem);
+	kfree(b);
+}
+
+void pbt_buffer_stats(struct pbt_buffer *b, int cpu,
+		      struct pbtrace_cpu_stats *out)
+{
+	if (cpu < 0 || cpu >= b->nr_cpus) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	memcpy(out, &b->stats[cpu], sizeof(*out));
+	/* Drops not yet folded in by the writer still count. */
+	out->lost_nmi += atomic_read(&b->w[cpu].nmi_lost);
+}
+
+void *pbt_buffer_vmem(struct pbt_buffer *b, size_t *size)
+{
+	*size = b->vsize;
+	return b->vmem;
+}
+
+u32 pbt_buffer_nr_chunks(struct pbt_buffer *b)
+{
+	return b->nr_cpus * b->chunks_per_cpu;
+}
+
+/* The sealed chunk with the lowest seq, or -1. */
+static int oldest_sealed(struct pbt_buffer *b, u64 *seq)
+{
+	u32 i, n = pbt_buffer_nr_chunks(b);
+	u64 best_seq = U64_MAX;
+	int best = -1;
+
+	for (i = 0; i < n; i++) {
+		struct pbtrace_chunk_meta *m = &b->meta[i];
+		u64 s;
+
+		if (smp_load_acquire(&m->state) != PBTRACE_CHUNK_SEALED)
+			continue;
+		s = READ_ONCE(m->seq);
+		if (s < best_seq) {
+			best_seq = s;
+			best = i;
+		}
+	}
+	*seq = best_seq;
+	return best;
+}
+
+int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req)
+{
+	struct pbtrace_chunk_meta *m;
+	int i, tries;
+	u64 seq;
+
+	for (tries = 0; tries < 16; tries++) {
+		i = oldest_sealed(b, &seq);
+		if (i < 0)
+			return -EAGAIN;
+		m = &b->meta[i];
+		if (cmpxchg(&m->state, PBTRACE_CHUNK_SEALED,
+			    PBTRACE_CHUNK_READING) != PBTRACE_CHUNK_SEALED)
+			continue;
+		/*
+		 * Overwritten and resealed since we looked: it is now the
+		 * newest of its CPU, so older ones must go first.
+		 */
+		if (READ_ONCE(m->seq) != seq && tries < 15) {
+			cmpxchg(&m->state, PBTRACE_CHUNK_READING,
+				PBTRACE_CHUNK_SEALED);
+			continue;
+		}
+		req->index = i;
+		req->cpu = i / b->chunks_per_cpu;
+		req->offset = b->hdr->data_offset + (u64)i * b->chunk_size;
+		req->len = READ_ONCE(m->used);
+		req->events = READ_ONCE(m->events);
+		req->seq = READ_ONCE(m->seq);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index)
+{
+	struct pbtrace_chunk_meta *m;
+
+	if (index >= pbt_buffer_nr_chunks(b))
+		return -EINVAL;
+	m = &b->meta[index];
+	if (cmpxchg(&m->state, PBTRACE_CHUNK_READING,
+		    PBTRACE_CHUNK_FREE) != PBTRACE_CHUNK_READING)
+		return -EINVAL;
+	spin_lock(&b->read_lock);
+	stat_add(&b->stats[index / b->chunks_per_cpu].chunks_read, 1);
+	spin_unlock(&b->read_lock);
+	return 0;
+}
+
+void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index)
+{
+	if (index < pbt_buffer_nr_chunks(b))
+		cmpxchg(&b->meta[index].state, PBTRACE_CHUNK_READING,
+			PBTRACE_CHUNK_SEALED);
+	wake_up_interruptible(b->wq);
+}
+
+bool pbt_buffer_has_sealed(struct pbt_buffer *b)
+{
+	u32 i, n = pbt_buffer_nr_chunks(b);
+
+	for (i = 0; i < n; i++)
+		if (READ_ONCE(b->meta[i].state) == PBTRACE_CHUNK_SEALED)
+			return true;
+	return false;
+}
+
+/*
+ * CPU hotplug. Buffers exist for every possible CPU; a CPU going down seals
+ * its open chunk (so its data is readable at once) and is marked offline.
+ */
+static int cpu_online_cb(unsigned int cpu)
+{
+	struct pbt_buffer *b;
+
+	spin_lock(&all_buffers_lock);
+	list_for_each_entry(b, &all_buffers, node)
+		if (cpu < b->nr_cpus)
+			WRITE_ONCE(b->stats[cpu].online, 1);
+	spin_unlock(&all_buffers_lock);
+	return 0;
+}
+
+static int cpu_offline_cb(unsigned int cpu)
+{
+	struct pbt_buffer *b;
+	unsigned long flags;
+
+	spin_lock_irqsave(&all_buffers_lock, flags);
+	list_for_each_entry(b, &all_buffers, node) {
+		if (cpu >= b->nr_cpus)
+			continue;
+		/* Teardown of a dynamic AP state runs on the dying CPU itself. */
+		if (cpu == smp_processor_id())
+			flush_cpu(b, cpu);
+		WRITE_ONCE(b->stats[cpu].online, 0);
+	}
+	spin_unlock_irqrestore(&all_buffers_lock, flags);
+	return 0;
+}
+
+int pbt_buffers_init(void)
+{
+	int ret;
+
+	rcu_assign_pointer(active_set, &active_sets[0]);
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "pbtrace:online",
+					cpu_online_cb, cpu_offline_cb);
+	if (ret < 0)
+		return ret;
+	hp_state = ret;
+	return 0;
+}
+
+void pbt_buffers_exit(void)
+{
+	if (hp_state >= 0)
+		cpuhp_remove_state_nocalls(hp_state);
+	hp_state = -1;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every difference between the kernels pbtrace builds for (5.15 .. 6.x)
+ * lives here, so the probes and the buffer code read the same everywhere.
+ */
+#ifndef _PBTRACE_COMPAT_H
+#define _PBTRACE_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/sched.h>
+
+/*
+ * sched_switch gained its prev_state argument in 5.18 (before, the probe
+ * read prev->__state itself). PBT_SWITCH_PROTO/PBT_SWITCH_PREV_STATE hide it.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
+#define PBT_SWITCH_PROTO(preempt, prev, next, prev_state)		\
+	bool preempt, struct task_struct *prev, struct task_struct *next,	\
+	unsigned int prev_state
+#define PBT_SWITCH_PREV_STATE(prev, prev_state) (prev_state)
+#else
+#define PBT_SWITCH_PROTO(preempt, prev, next, prev_state)		\
+	bool preempt, struct task_struct *prev, struct task_struct *next
+#define PBT_SWITCH_PREV_STATE(prev, prev_state) READ_ONCE((prev)->__state)
+#endif
+
+/*
+ * The request's disk: rq->rq_disk until 5.16 dropped it for rq->q->disk.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 16, 0)
+#define pbt_rq_devt(rq) ((rq)->q->disk ? disk_devt((rq)->q->disk) : 0)
+#else
+#define pbt_rq_devt(rq) ((rq)->rq_disk ? disk_devt((rq)->rq_disk) : 0)
+#endif
+
+/*
+ * From 6.13 tracepoint probes run with preemption enabled (under SRCU). Our
+ * probes disable interrupts around every per-CPU write (pbt_emit), which also
+ * pins them to the CPU, so no version check is needed there; this marker
+ * documents the assumption for readers grepping for it.
+ */
+#define PBT_PROBES_MAY_BE_PREEMPTIBLE \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0))
+
+/* sched_process_exit gained a group_dead argument in 6.16. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define PBT_EXIT_PROTO(p) struct task_struct *p, bool group_dead
+#else
+#define PBT_EXIT_PROTO(p) struct task_struct *p
+#endif
+
+/* vm_flags became read-only with accessors in 6.3. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define pbt_vm_flags_set(vma, f) vm_flags_set(vma, f)
+#define pbt_vm_flags_clear(vma, f) vm_flags_clear(vma, f)
+#else
+#define pbt_vm_flags_set(vma, f) ((vma)->vm_flags |= (f))
+#define pbt_vm_flags_clear(vma, f) ((vma)->vm_flags &= ~(f))
+#endif
+
+/* no_llseek went away in 6.12 (NULL means the same since). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define no_llseek NULL
+#endif
+
+#endif /* _PBTRACE_COMPAT_H */

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/pbtrace: a reader attaches one fd to one session buffer, maps it
+ * read-only, and takes/returns sealed chunks with ioctls. Each fd remembers
+ * the chunks it holds so a reader that dies gives them back unread.
+ */
+#include <linux/bitmap.h>
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "pbtrace.h"
+#include "compat.h"
+
+struct pbt_fd {
+	struct mutex lock;		/* ioctls of this fd */
+	struct pbt_session *s;		/* our reference, after ATTACH */
+	struct pbt_buffer *b;
+	unsigned long *held;		/* chunks handed out and not put */
+	u32 nr_chunks;
+};
+
+static int pbt_open(struct inode *inode, struct file *file)
+{
+	struct pbt_fd *f;
+
+	if (!capable(CAP_SYS_ADMIN) && !capable(CAP_PERFMON))
+		return -EPERM;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	file->private_data = f;
+	return nonseekable_open(inode, file);
+}
+
+static int pbt_release(struct inode *inode, struct file *file)
+{
+	struct pbt_fd *f = file->private_data;
+	u32 i;
+
+	if (f->b)
+		for_each_set_bit(i, f->held, f->nr_chunks)
+			pbt_buffer_unget_chunk(f->b, i);
+	bitmap_free(f->held);
+	pbt_session_put(f->s);
+	kfree(f);
+	return 0;
+}
+
+static long do_attach(struct pbt_fd *f, void __user *uarg)
+{
+	struct pbtrace_attach at;
+	struct pbt_session *s;
+	size_t size;
+
+	if (copy_from_user(&at, uarg, sizeof(at)))
+		return -EFAULT;
+	if (f->s)
+		return -EBUSY;
+	s = pbt_session_get(at.session_id);
+	if (!s)
+		return -ENOENT;
+	if (at.buffer >= s->params.nr_buffers || !s->buffers[at.buffer]) {
+		pbt_session_put(s);
+		return -EINVAL;
+	}
+	f->nr_chunks = pbt_buffer_nr_chunks(s->buffers[at.buffer]);
+	f->held = bitmap_zalloc(f->nr_chunks, GFP_KERNEL);
+	if (!f->held) {
+		pbt_session_put(s);
+		return -ENOMEM;
+	}
+	f->s = s;
+	f->b = s->buffers[at.buffer];
+	pbt_buffer_vmem(f->b, &size);
+	at.mmap_size = size;
+	if (copy_to_user(uarg, &at, sizeof(at)))
+		return -EFAULT;
+	return 0;
+}
+
+static long do_get_chunk(struct pbt_fd *f, void __user *uarg)
+{
+	struct pbtrace_chunk_req req = {};
+	int ret;
+
+	if (!f->b)
+		return -ENODEV;
+	ret = pbt_buffer_get_chunk(f->b, &req);
+	if (ret)
+		return ret;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		pbt_buffer_unget_chunk(f->b, req.index);
+		return -EFAULT;
+	}
+	set_bit(req.index, f->held);
+	return 0;
+}
+
+static long do_put_chunk(struct pbt_fd *f, void __user *uarg)
+{
+	struct pbtrace_chunk_req req;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (!f->b)
+		return -ENODEV;
+	/* Only a chunk this fd holds: never trust the index blindly. */
+	if (req.index >= f->nr_chunks || !test_bit(req.index, f->held))
+		return -EINVAL;
+	ret = pbt_buffer_put_chunk(f->b, req.index);
+	if (!ret)
+		clear_bit(req.index, f->held);
+	return ret;
+}
+
+static long pbt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pbt_fd *f = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	mutex_lock(&f->lock);
+	switch (cmd) {
+	case PBTRACE_IOC_ATTACH:
+		ret = do_attach(f, uarg);
+		break;
+	case PBTRACE_IOC_GET_CHUNK:
+		ret = do_get_chunk(f, uarg);
+		break;
+	case PBTRACE_IOC_PUT_CHUNK:
+		ret = do_put_chunk(f, uarg);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	mutex_unlock(&f->lock);
+	return ret;
+}
+
+static int pbt_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pbt_fd *f = file->private_data;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	size_t size;
+	void *mem;
+	int ret;
+
+	mutex_lock(&f->lock);
+	ret = -ENODEV;
+	if (!f->b)
+		goto out;
+	/* Read-only, now and forever: no PROT_WRITE, no mprotect later. */
+	ret = -EPERM;
+	if (vma->vm_flags & VM_WRITE)
+		goto out;
+	ret = -EINVAL;
+	mem = pbt_buffer_vmem(f->b, &size);
+	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff || len != size)
+		goto out;
+	pbt_vm_flags_clear(vma, VM_MAYWRITE);
+	pbt_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	ret = remap_vmalloc_range(vma, mem, 0);
+out:
+	mutex_unlock(&f->lock);
+	return ret;
+}
+
+static __poll_t pbt_poll(struct file *file, poll_table *wait)
+{
+	struct pbt_fd *f = file->private_data;
+	struct pbt_session *s = f->s;
+
+	if (!s)
+		return EPOLLERR;
+	poll_wait(file, &s->wq, wait);
+	if (pbt_buffer_has_sealed(f->b))
+		return EPOLLIN | EPOLLRDNORM;
+	/* Stopped, or destroyed (off the registry) before it ever started. */
+	if (READ_ONCE(s->state) == PBTRACE_STATE_STOPPED ||
+	    list_empty_careful(&s->node))
+		return EPOLLHUP;
+	return 0;
+}
+
+static const struct file_operations pbt_fops = {
+	.owner = THIS_MODULE,
+	.open = pbt_open,
+	.release = pbt_release,
+	.unlocked_ioctl = pbt_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = pbt_mmap,
+	.poll = pbt_poll,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice pbt_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = PBTRACE_DEVICE_NAME,
+	.fops = &pbt_fops,
+	.mode = 0600,
+};
+
+int pbt_device_init(void)
+{
+	return misc_register(&pbt_misc);
+}
+
+void pbt_device_exit(void)
+{
+	misc_deregister(&pbt_misc);
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pbtrace.ko: tracepoint probes that write Perfetto protobuf into per-CPU
+ * buffers userspace maps read-only. Load order: events known, buffers ready
+ * for hotplug, then the device and the netlink family that let users in.
+ */
+#include <linux/module.h>
+
+#include "pbtrace.h"
+
+static int __init pbt_init(void)
+{
+	int ret;
+
+	ret = pbt_probes_init();
+	if (ret)
+		return ret;
+	ret = pbt_buffers_init();
+	if (ret)
+		goto err_probes;
+	ret = pbt_device_init();
+	if (ret)
+		goto err_buffers;
+	ret = pbt_netlink_init();
+	if (ret)
+		goto err_device;
+	return 0;
+
+err_device:
+	pbt_device_exit();
+err_buffers:
+	pbt_buffers_exit();
+err_probes:
+	pbt_probes_exit();
+	return ret;
+}
+
+/*
+ * Sessions go first, stopped cleanly (probes unregistered, chunks sealed)
+ * while netlink can still tell traced; then nothing can create new ones.
+ * No fd can be open: it holds a module reference.
+ */
+static void __exit pbt_exit(void)
+{
+	pbt_sessions_destroy_all();
+	pbt_netlink_exit();
+	pbt_sessions_destroy_all();
+	pbt_device_exit();
+	pbt_probes_exit();
+	pbt_buffers_exit();
+}
+
+module_init(pbt_init);
+module_exit(pbt_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("pbtrace: tracepoints to Perfetto protobuf in mmap-able per-CPU buffers");
+MODULE_AUTHOR("pbtrace authors");
+MODULE_VERSION("0.1");

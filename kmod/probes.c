@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tracepoint probes. Each probe has the exact prototype of its tracepoint
+ * (version differences in compat.h) and hands pbt_emit() a small encoder
+ * that writes the matching Perfetto FtraceEvent oneof field with the same
+ * fields the kernel's own ftrace event records. Tracepoints are found with
+ * for_each_kernel_tracepoint() and registered only while a started session
+ * wants them (refcounted, under pbt_sessions_lock).
+ */
+#include <linux/binfmts.h>
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/blktrace_api.h>
+#include <linux/interrupt.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <asm/syscall.h>
+
+#include "pbtrace.h"
+#include "compat.h"
+#include "core/pb.h"
+#include "pbtrace_fields.h"
+
+/*
+ * Length prefix of the oneof message: every message here but exec's stays
+ * below 128 bytes (two comms, a few varints, or six 10-byte args), so one
+ * byte. Exec's filename may be a whole path.
+ */
+#define MSG_WIDTH 1
+#define EXEC_WIDTH 2
+#define IRQ_NAME_MAX 48
+/* As include/trace/events/block.h (not a header we may include twice). */
+#define PBT_RWBS_LEN 8
+
+struct pbt_probe {
+	struct tracepoint *tp;
+	void *fn;
+	unsigned int users;
+};
+
+static struct pbt_probe probes[PBT_NR_EVENTS];
+
+/* sched_switch */
+
+struct switch_args {
+	bool preempt;
+	struct task_struct *prev, *next;
+	unsigned int prev_state;
+};
+
+/* What the kernel's sched_switch event records as prev_state. */
+static long switch_state(const struct switch_args *a)
+{
+	unsigned int state;
+
+	if (a->preempt)
+		return TASK_REPORT_MAX;
+	state = __task_state_index(a->prev_state, a->prev->exit_state);
+	return state ? (1 << (state - 1)) : state;
+}
+
+static void enc_switch(struct pb_buf *pb, const void *arg)
+{
+	const struct switch_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SCHED_SWITCH, MSG_WIDTH);
+
+	pb_strn(pb, PB_SCHEDSWITCHFTRACEEVENT_PREV_COMM, a->prev->comm,
+		TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDSWITCHFTRACEEVENT_PREV_PID, a->prev->pid);
+	pb_sint(pb, PB_SCHEDSWITCHFTRACEEVENT_PREV_PRIO, a->prev->prio);
+	pb_sint(pb, PB_SCHEDSWITCHFTRACEEVENT_PREV_STATE, switch_state(a));
+	pb_strn(pb, PB_SCHEDSWITCHFTRACEEVENT_NEXT_COMM, a->next->comm,
+		TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDSWITCHFTRACEEVENT_NEXT_PID, a->next->pid);
+	pb_sint(pb, PB_SCHEDSWITCHFTRACEEVENT_NEXT_PRIO, a->next->prio);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sched_switch(void *data,
+			       PBT_SWITCH_PROTO(preempt, prev, next, prev_state))
+{
+	struct switch_args a = {
+		.preempt = preempt, .prev = prev, .next = next,
+		.prev_state = PBT_SWITCH_PREV_STATE(prev, prev_state),
+	};
+
+	pbt_emit(PBT_EV_SCHED_SWITCH, enc_switch, &a);
+}
+
+/*
+ * sched_waking, sched_wakeup, sched_wakeup_new share one layout (the same
+ * field numbers in Perfetto's three messages), only the oneof field differs.
+ */
+struct wakeup_args {
+	struct task_struct *p;
+	u32 field;
+};
+
+static void enc_wakeup(struct pb_buf *pb, const void *arg)
+{
+	const struct wakeup_args *a = arg;
+	u8 *len = pb_nest_begin(pb, a->field, MSG_WIDTH);
+
+	BUILD_BUG_ON(PB_SCHEDWAKINGFTRACEEVENT_PID != PB_SCHEDWAKEUPFTRACEEVENT_PID ||
+		     PB_SCHEDWAKEUPNEWFTRACEEVENT_TARGET_CPU !=
+		     PB_SCHEDWAKEUPFTRACEEVENT_TARGET_CPU);
+	pb_strn(pb, PB_SCHEDWAKEUPFTRACEEVENT_COMM, a->p->comm, TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDWAKEUPFTRACEEVENT_PID, a->p->pid);
+	pb_sint(pb, PB_SCHEDWAKEUPFTRACEEVENT_PRIO, a->p->prio);
+	pb_sint(pb, PB_SCHEDWAKEUPFTRACEEVENT_TARGET_CPU, task_cpu(a->p));
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sched_waking(void *data, struct task_struct *p)
+{
+	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKING };
+
+	pbt_emit(PBT_EV_SCHED_WAKING, enc_wakeup, &a);
+}
+
+static void probe_sched_wakeup(void *data, struct task_struct *p)
+{
+	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKEUP };
+
+	pbt_emit(PBT_EV_SCHED_WAKEUP, enc_wakeup, &a);
+}
+
+static void probe_sched_wakeup_new(void *data, struct task_struct *p)
+{
+	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKEUP_NEW };
+
+	pbt_emit(PBT_EV_SCHED_WAKEUP_NEW, enc_wakeup, &a);
+}
+
+/* sched_process_fork */
+
+struct fork_args {
+	struct task_struct *parent, *child;
+};
+
+static void enc_fork(struct pb_buf *pb, const void *arg)
+{
+	const struct fork_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SCHED_PROCESS_FORK,
+				MSG_WIDTH);
+
+	pb_strn(pb, PB_SCHEDPROCESSFORKFTRACEEVENT_PARENT_COMM,
+		a->parent->comm, TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDPROCESSFORKFTRACEEVENT_PARENT_PID, a->parent->pid);
+	pb_strn(pb, PB_SCHEDPROCESSFORKFTRACEEVENT_CHILD_COMM,
+		a->child->comm, TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDPROCESSFORKFTRACEEVENT_CHILD_PID, a->child->pid);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sched_process_fork(void *data, struct task_struct *parent,
+				     struct task_struct *child)
+{
+	struct fork_args a = { parent, child };
+
+	pbt_emit(PBT_EV_SCHED_PROCESS_FORK, enc_fork, &a);
+}
+
+/* sched_process_exec */
+
+struct exec_args {
+	struct task_struct *p;
+	pid_t old_pid;
+	struct linux_binprm *bprm;
+};
+
+static void enc_exec(struct pb_buf *pb, const void *arg)
+{
+	const struct exec_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SCHED_PROCESS_EXEC,
+				EXEC_WIDTH);
+
+	pb_strn(pb, PB_SCHEDPROCESSEXECFTRACEEVENT_FILENAME,
+		a->bprm->filename, PATH_MAX);
+	pb_sint(pb, PB_SCHEDPROCESSEXECFTRACEEVENT_PID, a->p->pid);
+	pb_sint(pb, PB_SCHEDPROCESSEXECFTRACEEVENT_OLD_PID, a->old_pid);
+	pb_nest_end(pb, len, EXEC_WIDTH);
+}
+
+static void probe_sched_process_exec(void *data, struct task_struct *p,
+				     pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct exec_args a = { p, old_pid, bprm };
+
+	pbt_emit(PBT_EV_SCHED_PROCESS_EXEC, enc_exec, &a);
+}
+
+/* sched_process_exit, sched_process_free: comm, pid, prio */
+
+static void enc_exit(struct pb_buf *pb, const void *arg)
+{
+	const struct task_struct *p = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SCHED_PROCESS_EXIT,
+				MSG_WIDTH);
+
+	pb_strn(pb, PB_SCHEDPROCESSEXITFTRACEEVENT_COMM, p->comm,
+		TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDPROCESSEXITFTRACEEVENT_PID, p->pid);
+	pb_sint(pb, PB_SCHEDPROCESSEXITFTRACEEVENT_TGID, p->tgid);
+	pb_sint(pb, PB_SCHEDPROCESSEXITFTRACEEVENT_PRIO, p->prio);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sched_process_exit(void *data, PBT_EXIT_PROTO(p))
+{
+	pbt_emit(PBT_EV_SCHED_PROCESS_EXIT, enc_exit, p);
+}
+
+static void enc_free(struct pb_buf *pb, const void *arg)
+{
+	const struct task_struct *p = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SCHED_PROCESS_FREE,
+				MSG_WIDTH);
+
+	pb_strn(pb, PB_SCHEDPROCESSFREEFTRACEEVENT_COMM, p->comm,
+		TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDPROCESSFREEFTRACEEVENT_PID, p->pid);
+	pb_sint(pb, PB_SCHEDPROCESSFREEFTRACEEVENT_PRIO, p->prio);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sched_process_free(void *data, struct task_struct *p)
+{
+	pbt_emit(PBT_EV_SCHED_PROCESS_FREE, enc_free, p);
+}
+
+/* sched_migrate_task */
+
+struct migrate_args {
+	struct task_struct *p;
+	int dest_cpu;
+};
+
+static void enc_migrate(struct pb_buf *pb, const void *arg)
+{
+	const struct migrate_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SCHED_MIGRATE_TASK,
+				MSG_WIDTH);
+
+	pb_strn(pb, PB_SCHEDMIGRATETASKFTRACEEVENT_COMM, a->p->comm,
+		TASK_COMM_LEN);
+	pb_sint(pb, PB_SCHEDMIGRATETASKFTRACEEVENT_PID, a->p->pid);
+	pb_sint(pb, PB_SCHEDMIGRATETASKFTRACEEVENT_PRIO, a->p->prio);
+	pb_sint(pb, PB_SCHEDMIGRATETASKFTRACEEVENT_ORIG_CPU, task_cpu(a->p));
+	pb_sint(pb, PB_SCHEDMIGRATETASKFTRACEEVENT_DEST_CPU, a->dest_cpu);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sched_migrate_task(void *data, struct task_struct *p,
+				     int dest_cpu)
+{
+	struct migrate_args a = { p, dest_cpu };
+
+	pbt_emit(PBT_EV_SCHED_MIGRATE_TASK, enc_migrate, &a);
+}
+
+/* task_newtask, task_rename */
+
+struct newtask_args {
+	struct task_struct *task;
+	unsigned long clone_flags;
+};
+
+static void enc_newtask(struct pb_buf *pb, const void *arg)
+{
+	const struct newtask_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_TASK_NEWTASK, MSG_WIDTH);
+
+	pb_sint(pb, PB_TASKNEWTASKFTRACEEVENT_PID, a->task->pid);
+	pb_strn(pb, PB_TASKNEWTASKFTRACEEVENT_COMM, a->task->comm,
+		TASK_COMM_LEN);
+	pb_varint(pb, PB_TASKNEWTASKFTRACEEVENT_CLONE_FLAGS, a->clone_flags);
+	pb_sint(pb, PB_TASKNEWTASKFTRACEEVENT_OOM_SCORE_ADJ,
+		a->task->signal->oom_score_adj);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_task_newtask(void *data, struct task_struct *task,
+			       unsigned long clone_flags)
+{
+	struct newtask_args a = { task, clone_flags };
+
+	pbt_emit(PBT_EV_TASK_NEWTASK, enc_newtask, &a);
+}
+
+struct rename_args {
+	struct task_struct *task;
+	const char *comm;
+};
+
+static void enc_rename(struct pb_buf *pb, const void *arg)
+{
+	const struct rename_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_TASK_RENAME, MSG_WIDTH);
+
+	pb_sint(pb, PB_TASKRENAMEFTRACEEVENT_PID, a->task->pid);
+	pb_strn(pb, PB_TASKRENAMEFTRACEEVENT_OLDCOMM, a->task->comm,
+		TASK_COMM_LEN);
+	/* The kernel truncates the new name to TASK_COMM_LEN - 1 too. */
+	pb_strn(pb, PB_TASKRENAMEFTRACEEVENT_NEWCOMM, a->comm,
+		TASK_COMM_LEN - 1);
+	pb_sint(pb, PB_TASKRENAMEFTRACEEVENT_OOM_SCORE_ADJ,
+		a->task->signal->oom_score_adj);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_task_rename(void *data, struct task_struct *task,
+			      const char *comm)
+{
+	struct rename_args a = { task, comm };
+
+	pbt_emit(PBT_EV_TASK_RENAME, enc_rename, &a);
+}
+
+/* raw_syscalls: sys_enter (id + 6 args, repeated not packed), sys_exit */
+
+struct sys_enter_args {
+	long id;
+	unsigned long args[6];
+};
+
+static void enc_sys_enter(struct pb_buf *pb, const void *arg)
+{
+	const struct sys_enter_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SYS_ENTER, MSG_WIDTH);
+	int i;
+
+	pb_sint(pb, PB_SYSENTERFTRACEEVENT_ID, a->id);
+	for (i = 0; i < 6; i++)
+		pb_varint(pb, PB_SYSENTERFTRACEEVENT_ARGS, a->args[i]);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	struct sys_enter_args a = { .id = id };
+
+	syscall_get_arguments(current, regs, a.args);
+	pbt_emit(PBT_EV_SYS_ENTER, enc_sys_enter, &a);
+}
+
+struct sys_exit_args {
+	long id, ret;
+};
+
+static void enc_sys_exit(struct pb_buf *pb, const void *arg)
+{
+	const struct sys_exit_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SYS_EXIT, MSG_WIDTH);
+
+	pb_sint(pb, PB_SYSEXITFTRACEEVENT_ID, a->id);
+	pb_sint(pb, PB_SYSEXITFTRACEEVENT_RET, a->ret);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct sys_exit_args a = { syscall_get_nr(current, regs), ret };
+
+	pbt_emit(PBT_EV_SYS_EXIT, enc_sys_exit, &a);
+}
+
+/* irq */
+
+struct irq_args {
+	int irq;
+	struct irqaction *action;
+	int ret;
+};
+
+static void enc_irq_entry(struct pb_buf *pb, const void *arg)
+{
+	const struct irq_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_IRQ_HANDLER_ENTRY,
+				MSG_WIDTH);
+
+	pb_sint(pb, PB_IRQHANDLERENTRYFTRACEEVENT_IRQ, a->irq);
+	pb_strn(pb, PB_IRQHANDLERENTRYFTRACEEVENT_NAME,
+		a->action->name ? a->action->name : "(null)", IRQ_NAME_MAX);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_irq_handler_entry(void *data, int irq,
+				    struct irqaction *action)
+{
+	struct irq_args a = { irq, action, 0 };
+
+	pbt_emit(PBT_EV_IRQ_HANDLER_ENTRY, enc_irq_entry, &a);
+}
+
+static void enc_irq_exit(struct pb_buf *pb, const void *arg)
+{
+	const struct irq_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_IRQ_HANDLER_EXIT,
+				MSG_WIDTH);
+
+	pb_sint(pb, PB_IRQHANDLEREXITFTRACEEVENT_IRQ, a->irq);
+	pb_sint(pb, PB_IRQHANDLEREXITFTRACEEVENT_RET, a->ret);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_irq_handler_exit(void *data, int irq,
+				   struct irqaction *action, int ret)
+{
+	struct irq_args a = { irq, action, ret };
+
+	pbt_emit(PBT_EV_IRQ_HANDLER_EXIT, enc_irq_exit, &a);
+}
+
+/* softirq_entry/exit/raise: one vec field, same number in all three */
+
+struct softirq_args {
+	u32 field;
+	unsigned int vec;
+};
+
+static void enc_softirq(struct pb_buf *pb, const void *arg)
+{
+	const struct softirq_args *a = arg;
+	u8 *len = pb_nest_begin(pb, a->field, MSG_WIDTH);
+
+	BUILD_BUG_ON(PB_SOFTIRQENTRYFTRACEEVENT_VEC != PB_SOFTIRQEXITFTRACEEVENT_VEC ||
+		     PB_SOFTIRQENTRYFTRACEEVENT_VEC != PB_SOFTIRQRAISEFTRACEEVENT_VEC);
+	pb_varint(pb, PB_SOFTIRQENTRYFTRACEEVENT_VEC, a->vec);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_softirq_entry(void *data, unsigned int vec_nr)
+{
+	struct softirq_args a = { PB_FTRACEEVENT_SOFTIRQ_ENTRY, vec_nr };
+
+	pbt_emit(PBT_EV_SOFTIRQ_ENTRY, enc_softirq, &a);
+}
+
+static void probe_softirq_exit(void *data, unsigned int vec_nr)
+{
+	struct softirq_args a = { PB_FTRACEEVENT_SOFTIRQ_EXIT, vec_nr };
+
+	pbt_emit(PBT_EV_SOFTIRQ_EXIT, enc_softirq, &a);
+}
+
+static void probe_softirq_raise(void *data, unsigned int vec_nr)
+{
+	struct softirq_args a = { PB_FTRACEEVENT_SOFTIRQ_RAISE, vec_nr };
+
+	pbt_emit(PBT_EV_SOFTIRQ_RAISE, enc_softirq, &a);
+}
+
+/* block */
+
+static void fill_rwbs(char *rwbs, struct request *rq)
+{
+	memset(rwbs, 0, PBT_RWBS_LEN);
+#ifdef CONFIG_BLK_DEV_IO_TRACE
+	blk_fill_rwbs(rwbs, rq->cmd_flags);
+#endif
+}
+
+static void enc_rq_issue(struct pb_buf *pb, const void *arg)
+{
+	struct request *rq = (struct request *)arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_BLOCK_RQ_ISSUE, MSG_WIDTH);
+	char rwbs[PBT_RWBS_LEN];
+
+	fill_rwbs(rwbs, rq);
+	pb_varint(pb, PB_BLOCKRQISSUEFTRACEEVENT_DEV, pbt_rq_devt(rq));
+	pb_varint(pb, PB_BLOCKRQISSUEFTRACEEVENT_SECTOR,
+		  blk_rq_trace_sector(rq));
+	pb_varint(pb, PB_BLOCKRQISSUEFTRACEEVENT_NR_SECTOR,
+		  blk_rq_trace_nr_sectors(rq));
+	pb_varint(pb, PB_BLOCKRQISSUEFTRACEEVENT_BYTES, blk_rq_bytes(rq));
+	pb_strn(pb, PB_BLOCKRQISSUEFTRACEEVENT_RWBS, rwbs, PBT_RWBS_LEN);
+	pb_strn(pb, PB_BLOCKRQISSUEFTRACEEVENT_COMM, current->comm,
+		TASK_COMM_LEN);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_block_rq_issue(void *data, struct request *rq)
+{
+	pbt_emit(PBT_EV_BLOCK_RQ_ISSUE, enc_rq_issue, rq);
+}
+
+struct rq_complete_args {
+	struct request *rq;
+	blk_status_t error;
+	unsigned int nr_bytes;
+};
+
+static void enc_rq_complete(struct pb_buf *pb, const void *arg)
+{
+	const struct rq_complete_args *a = arg;
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_BLOCK_RQ_COMPLETE,
+				MSG_WIDTH);
+	char rwbs[PBT_RWBS_LEN];
+
+	fill_rwbs(rwbs, a->rq);
+	pb_varint(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_DEV, pbt_rq_devt(a->rq));
+	pb_varint(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_SECTOR,
+		  blk_rq_pos(a->rq));
+	pb_varint(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_NR_SECTOR,
+		  a->nr_bytes >> 9);
+	pb_strn(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_RWBS, rwbs, PBT_RWBS_LEN);
+	pb_sint(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_ERROR,
+		blk_status_to_errno(a->error));
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_block_rq_complete(void *data, struct request *rq,
+				    blk_status_t error, unsigned int nr_bytes)
+{
+	struct rq_complete_args a = { rq, error, nr_bytes };
+
+	pbt_emit(PBT_EV_BLOCK_RQ_COMPLETE, enc_rq_complete, &a);
+}
+
+/* power: cpu_frequency and cpu_idle (state, cpu_id) */
+
+struct cpu_args {
+	u32 field;
+	unsigned int state, cpu_id;
+};
+
+static void enc_cpu(struct pb_buf *pb, const void *arg)
+{
+	const struct cpu_args *a = arg;
+	u8 *len = pb_nest_begin(pb, a->field, MSG_WIDTH);
+
+	BUILD_BUG_ON(PB_CPUFREQUENCYFTRACEEVENT_STATE != PB_CPUIDLEFTRACEEVENT_STATE ||
+		     PB_CPUFREQUENCYFTRACEEVENT_CPU_ID != PB_CPUIDLEFTRACEEVENT_CPU_ID);
+	pb_varint(pb, PB_CPUIDLEFTRACEEVENT_STATE, a->state);
+	pb_varint(pb, PB_CPUIDLEFTRACEEVENT_CPU_ID, a->cpu_id);
+	pb_nest_end(pb, len, MSG_WIDTH);
+}
+
+static void probe_cpu_frequency(void *data, unsigned int frequency,
+				unsigned int cpu_id)
+{
+	struct cpu_args a = { PB_FTRACEEVENT_CPU_FREQUENCY, frequency, cpu_id };
+
+	pbt_emit(PBT_EV_CPU_FREQUENCY, enc_cpu, &a);
+}
+
+static void probe_cpu_idle(void *data, unsigned int state, unsigned int cpu_id)
+{
+	struct cpu_args a = { PB_FTRACEEVENT_CPU_IDLE, state, cpu_id };
+
+	pbt_emit(PBT_EV_CPU_IDLE, enc_cpu, &a);
+}
+
+static void *const probe_fns[PBT_NR_EVENTS] = {
+	[PBT_EV_SCHED_SWITCH] = probe_sched_switch,
+	[PBT_EV_SCHED_WAKING] = probe_sched_waking,
+	[PBT_EV_SCHED_WAKEUP] = probe_sched_wakeup,
+	[PBT_EV_SCHED_WAKEUP_NEW] = probe_sched_wakeup_new,
+	[PBT_EV_SCHED_PROCESS_FORK] = probe_sched_process_fork,
+	[PBT_EV_SCHED_PROCESS_EXEC] = probe_sched_process_exec,
+	[PBT_EV_SCHED_PROCESS_EXIT] = probe_sched_process_exit,
+	[PBT_EV_SCHED_PROCESS_FREE] = probe_sched_process_free,
+	[PBT_EV_SCHED_MIGRATE_TASK] = probe_sched_migrate_task,
+	[PBT_EV_TASK_NEWTASK] = probe_task_newtask,
+	[PBT_EV_TASK_RENAME] = probe_task_rename,
+	[PBT_EV_SYS_ENTER] = probe_sys_enter,
+	[PBT_EV_SYS_EXIT] = probe_sys_exit,
+	[PBT_EV_IRQ_HANDLER_ENTRY] = probe_irq_handler_entry,
+	[PBT_EV_IRQ_HANDLER_EXIT] = probe_irq_handler_exit,
+	[PBT_EV_SOFTIRQ_ENTRY] = probe_softirq_entry,
+	[PBT_EV_SOFTIRQ_EXIT] = probe_softirq_exit,
+	[PBT_EV_SOFTIRQ_RAISE] = probe_softirq_raise,
+	[PBT_EV_BLOCK_RQ_ISSUE] = probe_block_rq_issue,
+	[PBT_EV_BLOCK_RQ_COMPLETE] = probe_block_rq_complete,
+	[PBT_EV_CPU_FREQUENCY] = probe_cpu_frequency,
+	[PBT_EV_CPU_IDLE] = probe_cpu_idle,
+};
+
+static void find_tracepoint(struct tracepoint *tp, void *priv)
+{
+	int id;
+
+	for (id = 0; id < PBT_NR_EVENTS; id++)
+		if (!probes[id].tp && !strcmp(tp->name, pbt_event_tp_name(id)))
+			probes[id].tp = tp;
+}
+
+int pbt_probes_init(void)
+{
+	int id;
+
+	for (id = 0; id < PBT_NR_EVENTS; id++)
+		probes[id].fn = probe_fns[id];
+	for_each_kernel_tracepoint(find_tracepoint, NULL);
+	for (id = 0; id < PBT_NR_EVENTS; id++)
+		if (!probes[id].tp)
+			pr_info("pbtrace: %s not in this kernel, reported unavailable\n",
+				pbt_event_name(id));
+	return 0;
+}
+
+/* Sessions have put every probe by now; this only checks it. */
+void pbt_probes_exit(void)
+{
+	int id;
+
+	for (id = 0; id < PBT_NR_EVENTS; id++) {
+		if (probes[id].users && probes[id].tp)
+			tracepoint_probe_unregister(probes[id].tp,
+						    probes[id].fn, NULL);
+		probes[id].users = 0;
+	}
+	pbt_probes_sync();
+}
+
+bool pbt_probe_found(int id)
+{
+	return id >= 0 && id < PBT_NR_EVENTS && probes[id].tp;
+}
+
+int pbt_probe_get(int id)
+{
+	struct pbt_probe *p;
+	int ret;
+
+	lockdep_assert_held(&pbt_sessions_lock);
+	if (id < 0 || id >= PBT_NR_EVENTS)
+		return -EINVAL;
+	p = &probes[id];
+	if (!p->tp)
+		return -ENOENT;
+	if (p->users++)
+		return 0;
+	ret = tracepoint_probe_register(p->tp, p->fn, NULL);
+	if (ret)
+		p->users = 0;
+	return ret;
+}
+
+void pbt_probe_put(int id)
+{
+	struct pbt_probe *p;
+
+	lockdep_assert_held(&pbt_sessions_lock);
+	if (id < 0 || id >= PBT_NR_EVENTS)
+		return;
+	p = &probes[id];
+	if (!p->tp || WARN_ON_ONCE(!p->users))
+		return;
+	if (!--p->users)
+		tracepoint_probe_unregister(p->tp, p->fn, NULL);
+}
+
+void pbt_probes_sync(void)
+{
+	tracepoint_synchronize_unregister();
+}
