@@ -1,0 +1,1178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * traced: the pbtrace daemon. It owns every session's output file: it
+ * learns of sessions through the "sessions" multicast group, maps each
+ * kernel buffer read-only, copies sealed chunks to the file verbatim and
+ * adds its own packets (config, system info, clocks, processes, stats).
+ *
+ * One thread, one poll() loop: the notification socket, a signalfd, the
+ * reader fd of every streaming buffer, and per-session deadlines (all in
+ * CLOCK_BOOTTIME ns, the clock of the trace).
+ *
+ * The kernel keeps sessions and buffers when traced dies, so a restarted
+ * traced adopts every live session and appends to its file (docs/traced.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.pb-c.h"
+#include "genl.h"
+#include "packets.h"
+#include "reader.h"
+#include "writer.h"
+
+#define NS_PER_MS 1000000ull
+#define CLOCK_PERIOD_MS 10000		/* periodic clock_snapshot */
+#define DEFAULT_WRITE_PERIOD_MS 5000	/* Perfetto's file_write_period_ms default */
+#define MIN_WRITE_PERIOD_MS 100		/* as Perfetto enforces */
+#define MIN_STATS_PERIOD_MS 10
+#define FINAL_RESERVE 8192		/* room kept for the closing packets */
+#define DUP_WINDOW (4u << 20)		/* tail searched for a re-read chunk */
+#define PIDFILE "/run/pbtrace/traced.pid"
+#define PROC "/proc"
+
+typedef Perfetto__Protos__TraceConfig TraceConfig;
+
+enum state {
+	S_CONFIGURED,		/* created, kernel START not seen yet */
+	S_WAIT_TRIGGER,		/* START_TRACING: we start it on the trigger */
+	S_RUNNING,
+	S_DONE,
+};
+
+struct buffer {
+	struct pbt_reader rd;
+	uint64_t bytes_read;	/* copied to the file by this traced */
+	uint64_t chunks_skipped;	/* refused: file limit or write error */
+	int check_dup;		/* reattached: first chunk may be in the file */
+	int hup;		/* POLLHUP seen: stop polling it */
+};
+
+struct timers {
+	uint64_t stop, stop_delay, trigger_timeout, write, flush, clock;
+	uint64_t proc_stats, meminfo, vmstat, stat;
+};
+
+struct session {
+	struct session *next;
+	uint32_t id;
+	char name[PBTRACE_NAME_MAX];
+	enum state state;
+	TraceConfig *cfg;		/* NULL when none was stored */
+	void *cfg_raw;
+	size_t cfg_len;
+	uint64_t start_ns;		/* kernel's BOOTTIME start, 0 if not yet */
+	struct pbt_writer w;
+	struct pbt_seq seq;
+	size_t nr_buffers;
+	struct buffer bufs[PBTRACE_MAX_BUFFERS];
+	int header_done, streaming, failed, full;
+	int reattached;		/* the file was started by an earlier traced */
+	int closing;		/* final packets: the size reserve is theirs */
+	uint32_t duration_ms, write_period_ms, flush_period_ms;
+	uint32_t proc_stats_ms, meminfo_ms, vmstat_ms, stat_ms;
+	uint64_t limit;
+	uint64_t flushes_requested, flushes_succeeded;
+	struct timers t;
+};
+
+static struct pbt_nl *nl;
+static struct session *sessions;
+static int use_syslog;
+
+static void logmsg(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logmsg(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (use_syslog) {
+		vsyslog(prio, fmt, ap);
+	} else {
+		fprintf(stderr, "traced: %s",
+			prio <= LOG_ERR ? "error: " :
+			prio == LOG_WARNING ? "warning: " : "");
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+static uint64_t now_ns(void)
+{
+	return pbt_boottime_ns();
+}
+
+static uint64_t after_ms(uint64_t from, uint32_t ms)
+{
+	return ms ? from + ms * NS_PER_MS : 0;
+}
+
+/* --- output ------------------------------------------------------------ */
+
+static void fail_session(struct session *s, const char *err)
+{
+	if (s->failed)
+		return;
+	s->failed = 1;
+	logmsg(LOG_ERR, "session %u (%s): %s; ending the session", s->id,
+	       s->name, err);
+}
+
+/* Write one record; a record that does not fit the file limit (keeping
+ * @reserve bytes) is dropped whole. Returns 0 when written. */
+static int emit_bytes(struct session *s, const void *p, size_t len,
+		      uint64_t reserve)
+{
+	char err[512];
+	int ret;
+
+	if (s->failed || s->w.fd < 0)
+		return -EIO;
+	if (s->limit && s->w.size + len + reserve > s->limit) {
+		if (!s->full)
+			logmsg(LOG_NOTICE,
+			       "session %u (%s): max_file_size_bytes %llu reached",
+			       s->id, s->name, (unsigned long long)s->limit);
+		s->full = 1;
+		return -EFBIG;
+	}
+	ret = pbt_writer_write(&s->w, p, len, err, sizeof(err));
+	if (ret < 0 && ret != -EFBIG)
+		fail_session(s, err);
+	return ret;
+}
+
+static uint64_t reserve(const struct session *s)
+{
+	return s->limit > 4 * FINAL_RESERVE ? FINAL_RESERVE : 0;
+}
+
+/* Write a packet traced built; frees it. */
+static int emit(struct session *s, int built, struct pbt_rec *r)
+{
+	int ret;
+
+	if (built < 0) {
+		logmsg(LOG_WARNING, "session %u: building a packet failed: %s",
+		       s->id, strerror(-built));
+		return built;
+	}
+	ret = emit_bytes(s, r->data, r->len, s->closing ? 0 : reserve(s));
+	free(r->data);
+	return ret;
+}
+
+
+/* --- kernel buffers ---------------------------------------------------- */
+
+/* Copy one sealed chunk, unless it is the one a killed traced wrote but
+ * never gave back (the kernel hands it out again). */
+static void copy_chunk(struct session *s, struct buffer *b,
+		       const struct pbtrace_chunk_req *req, const uint8_t *data)
+{
+	if (b->check_dup) {
+		b->check_dup = 0;
+		if (pbt_writer_tail_contains(&s->w, data, req->len, DUP_WINDOW)) {
+			logmsg(LOG_INFO,
+			       "session %u: chunk %llu already in the file before the restart, not written twice",
+			       s->id, (unsigned long long)req->seq);
+			return;
+		}
+	}
+	if (emit_bytes(s, data, req->len, reserve(s)) == 0)
+		b->bytes_read += req->len;
+	else
+		b->chunks_skipped++;
+}
+
+/* Hand every sealed chunk of the buffer to the file. */
+static void drain_buffer(struct session *s, struct buffer *b)
+{
+	for (;;) {
+		struct pbtrace_chunk_req req;
+		const uint8_t *data;
+		int ret;
+
+		if (b->rd.fd < 0)
+			return;
+		ret = pbt_reader_next(&b->rd, &req, &data);
+		if (ret == -EAGAIN)
+			return;
+		if (ret < 0) {
+			logmsg(LOG_WARNING, "session %u buffer %u: reading chunk: %s",
+			       s->id, b->rd.buffer, strerror(-ret));
+			return;
+		}
+		copy_chunk(s, b, &req, data);
+		ret = pbt_reader_put(&b->rd, &req);
+		if (ret < 0)
+			logmsg(LOG_WARNING, "session %u buffer %u: returning chunk: %s",
+			       s->id, b->rd.buffer, strerror(-ret));
+	}
+}
+
+static void drain_all(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_buffers; i++)
+		drain_buffer(s, &s->bufs[i]);
+}
+
+static int attach_buffers(struct session *s, size_t nr, int appended)
+{
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct buffer *b = &s->bufs[i];
+
+		if (pbt_reader_open(&b->rd, s->id, (uint32_t)i, err,
+				    sizeof(err)) < 0) {
+			logmsg(LOG_ERR, "session %u (%s): %s", s->id, s->name,
+			       err);
+			return -1;
+		}
+		b->check_dup = appended;
+		s->nr_buffers = i + 1;
+	}
+	return 0;
+}
+
+/* Kernel counters of every buffer, for ftrace_stats and trace_stats. */
+static size_t collect_stats(struct session *s, struct pbt_buffer_stats *bs,
+			    struct pbtrace_cpu_stats **cpus)
+{
+	size_t i;
+	int c;
+
+	for (i = 0; i < s->nr_buffers; i++) {
+		const struct pbt_reader *rd = &s->bufs[i].rd;
+		const struct pbtrace_mmap_header *h = pbt_reader_header(rd);
+
+		cpus[i] = calloc(h->nr_cpus ? h->nr_cpus : 1, sizeof(**cpus));
+		if (!cpus[i])
+			return i;
+		for (c = 0; c < (int)h->nr_cpus; c++)
+			pbt_reader_stats(rd, c, &cpus[i][c]);
+		bs[i].buffer_size = (uint64_t)h->nr_cpus * h->chunks_per_cpu *
+				    h->chunk_size;
+		bs[i].bytes_read = s->bufs[i].bytes_read;
+		bs[i].nr_cpus = h->nr_cpus;
+		bs[i].cpus = cpus[i];
+	}
+	return i;
+}
+
+static void write_kernel_stats(struct session *s, int end)
+{
+	struct pbt_buffer_stats bs[PBTRACE_MAX_BUFFERS] = { 0 };
+	struct pbtrace_cpu_stats *cpus[PBTRACE_MAX_BUFFERS] = { 0 };
+	struct pbt_rec r;
+	size_t n = collect_stats(s, bs, cpus), i;
+
+	emit(s, pbt_pkt_ftrace_stats(&s->seq, end, bs, n, &r), &r);
+	if (end)
+		emit(s, pbt_pkt_trace_stats(&s->seq, bs, n, s->flushes_requested,
+					    s->flushes_succeeded, &r), &r);
+	for (i = 0; i < n; i++)
+		free(cpus[i]);
+}
+
+static void flush_kernel(struct session *s)
+{
+	int ret = pbt_nl_session_cmd(nl, PBTRACE_CMD_FLUSH_SESSION, s->id);
+
+	s->flushes_requested++;
+	if (ret == 0)
+		s->flushes_succeeded++;
+	else
+		logmsg(LOG_WARNING, "session %u: flush: %s", s->id,
+		       pbt_nl_error(nl));
+}
+
+/* --- traced's packets --------------------------------------------------- */
+
+static void write_service_event(struct session *s, enum pbt_service_event ev)
+{
+	struct pbt_rec r;
+
+	emit(s, pbt_pkt_service_event(&s->seq, ev, &r), &r);
+}
+
+static void write_clock(struct session *s)
+{
+	struct pbt_rec r;
+
+	emit(s, pbt_pkt_clock_snapshot(&s->seq, &r), &r);
+}
+
+static void write_process_tree(struct session *s)
+{
+	struct pbt_rec r;
+
+	emit(s, pbt_pkt_process_tree(&s->seq, PROC, &r), &r);
+}
+
+/* What every trace starts with: the config, the machine, its clocks and
+ * its processes, so the kernel's events that follow can be named. */
+static void write_header(struct session *s)
+{
+	struct pbt_rec r;
+
+	if (s->header_done)
+		return;
+	s->header_done = 1;
+	if (s->cfg_raw)
+		emit(s, pbt_pkt_trace_config(&s->seq, s->cfg_raw, s->cfg_len,
+					     &r), &r);
+	emit(s, pbt_pkt_system_info(&s->seq, &r), &r);
+	write_clock(s);
+	write_process_tree(s);
+}
+
+/* --- config ------------------------------------------------------------ */
+
+static void read_data_source(struct session *s,
+			     const Perfetto__Protos__DataSourceConfig *ds)
+{
+	if (ds->process_stats_config && ds->process_stats_config->has_proc_stats_poll_ms)
+		s->proc_stats_ms = ds->process_stats_config->proc_stats_poll_ms;
+	if (ds->sys_stats_config) {
+		const Perfetto__Protos__SysStatsConfig *ss = ds->sys_stats_config;
+
+		s->meminfo_ms = ss->meminfo_period_ms;
+		s->vmstat_ms = ss->vmstat_period_ms;
+		s->stat_ms = ss->stat_period_ms;
+	}
+}
+
+static uint32_t at_least(uint32_t ms, uint32_t min, const char *what,
+			 struct session *s)
+{
+	if (!ms || ms >= min)
+		return ms;
+	logmsg(LOG_WARNING, "session %u: %s %u ms is below the minimum, using %u ms",
+	       s->id, what, ms, min);
+	return min;
+}
+
+static void read_config(struct session *s)
+{
+	const TraceConfig *c = s->cfg;
+	size_t i;
+
+	if (!c)
+		return;
+	s->duration_ms = c->duration_ms;
+	s->streaming = c->write_into_file;
+	s->limit = c->max_file_size_bytes;
+	s->flush_period_ms = c->flush_period_ms;
+	if (s->streaming)
+		s->write_period_ms = c->file_write_period_ms ?
+			at_least(c->file_write_period_ms, MIN_WRITE_PERIOD_MS,
+				 "file_write_period_ms", s) :
+			DEFAULT_WRITE_PERIOD_MS;
+	for (i = 0; i < c->n_data_sources; i++)
+		if (c->data_sources[i]->config)
+			read_data_source(s, c->data_sources[i]->config);
+	s->proc_stats_ms = at_least(s->proc_stats_ms, MIN_STATS_PERIOD_MS,
+				    "proc_stats_poll_ms", s);
+	s->meminfo_ms = at_least(s->meminfo_ms, MIN_STATS_PERIOD_MS,
+				 "meminfo_period_ms", s);
+	s->vmstat_ms = at_least(s->vmstat_ms, MIN_STATS_PERIOD_MS,
+				"vmstat_period_ms", s);
+	s->stat_ms = at_least(s->stat_ms, MIN_STATS_PERIOD_MS,
+			      "stat_period_ms", s);
+}
+
+static int trigger_mode(const struct session *s)
+{
+	if (!s->cfg || !s->cfg->trigger_config)
+		return 0;
+	return s->cfg->trigger_config->trigger_mode;
+}
+
+static const Perfetto__Protos__TraceConfig__TriggerConfig__Trigger *
+find_trigger(const struct session *s, const char *name)
+{
+	const Perfetto__Protos__TraceConfig__TriggerConfig *tc;
+	size_t i;
+
+	if (!trigger_mode(s))
+		return NULL;
+	tc = s->cfg->trigger_config;
+	for (i = 0; i < tc->n_triggers; i++)
+		if (tc->triggers[i]->name && !strcmp(tc->triggers[i]->name, name))
+			return tc->triggers[i];
+	return NULL;
+}
+
+/* --- session life ------------------------------------------------------ */
+
+static struct session *find_session(uint32_t id)
+{
+	struct session *s;
+
+	for (s = sessions; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static void free_session(struct session *s)
+{
+	struct session **pp;
+	size_t i;
+
+	for (pp = &sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	for (i = 0; i < s->nr_buffers; i++)
+		pbt_reader_close(&s->bufs[i].rd);
+	pbt_writer_close(&s->w);
+	if (s->cfg)
+		perfetto__protos__trace_config__free_unpacked(s->cfg, NULL);
+	free(s->cfg_raw);
+	free(s);
+}
+
+static void arm_periodic(struct session *s, uint64_t now)
+{
+	struct timers *t = &s->t;
+
+	t->clock = after_ms(now, CLOCK_PERIOD_MS);
+	t->write = s->streaming ? after_ms(now, s->write_period_ms) : 0;
+	t->flush = after_ms(now, s->flush_period_ms);
+	t->proc_stats = after_ms(now, s->proc_stats_ms);
+	t->meminfo = after_ms(now, s->meminfo_ms);
+	t->vmstat = after_ms(now, s->vmstat_ms);
+	t->stat = after_ms(now, s->stat_ms);
+}
+
+/* The kernel is recording: start the clocks of the session. */
+static void begin_running(struct session *s, uint64_t start_ns)
+{
+	uint64_t now = now_ns();
+
+	if (s->state == S_RUNNING || s->state == S_DONE)
+		return;
+	s->state = S_RUNNING;
+	s->start_ns = start_ns ? start_ns : now;
+	write_header(s);
+	if (!s->reattached) {
+		write_kernel_stats(s, 0);
+		write_service_event(s, PBT_SVC_TRACING_STARTED);
+		write_service_event(s, PBT_SVC_ALL_DATA_SOURCES_STARTED);
+	}
+	arm_periodic(s, now);
+	/* duration_ms counts from the kernel's start, so a restarted traced
+	 * still stops on time. */
+	s->t.stop = after_ms(s->start_ns, s->duration_ms);
+	if (trigger_mode(s) == PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER_MODE__STOP_TRACING &&
+	    s->cfg->trigger_config->trigger_timeout_ms)
+		s->t.trigger_timeout = after_ms(s->start_ns,
+						s->cfg->trigger_config->trigger_timeout_ms);
+	logmsg(LOG_INFO, "session %u (%s): recording to %s%s", s->id, s->name,
+	       s->w.path, s->streaming ? " (streaming)" : "");
+}
+
+/* Close the file with the packets that describe how the trace ended,
+ * then free the kernel session (tracectl waits for that DESTROY). */
+static void finish(struct session *s, const char *why)
+{
+	struct pbt_rec r;
+	uint64_t skipped = 0;
+	size_t i;
+
+	if (s->state == S_DONE)
+		return;
+	s->state = S_DONE;
+	write_header(s);
+	if (!s->failed)
+		drain_all(s);
+	for (i = 0; i < s->nr_buffers; i++)
+		skipped += s->bufs[i].chunks_skipped;
+	s->closing = 1;	/* the closing packets may use the reserve */
+	write_service_event(s, PBT_SVC_TRACING_DISABLED);
+	write_clock(s);
+	write_kernel_stats(s, 1);
+	/* Last and largest: names processes that started during the trace;
+	 * dropped whole if the file limit leaves no room. */
+	write_process_tree(s);
+	emit(s, pbt_pkt_service_event(&s->seq,
+				      PBT_SVC_READ_TRACING_BUFFERS_COMPLETED, &r), &r);
+	if (s->w.fd >= 0 && pbt_writer_sync(&s->w) < 0)
+		logmsg(LOG_ERR, "session %u: fsync %s: %s", s->id, s->w.path,
+		       strerror(errno));
+	logmsg(s->failed ? LOG_ERR : LOG_INFO,
+	       "session %u (%s): %s; %s: %llu bytes%s", s->id, s->name, why,
+	       s->w.path ? s->w.path : "(no file)",
+	       (unsigned long long)s->w.size,
+	       skipped ? ", some chunks did not fit and were dropped" : "");
+	if (pbt_nl_session_cmd(nl, PBTRACE_CMD_DESTROY_SESSION, s->id) < 0)
+		logmsg(LOG_WARNING, "session %u: destroy: %s", s->id,
+		       pbt_nl_error(nl));
+	free_session(s);
+}
+
+/* traced decided the session is over (duration, size, trigger, error). */
+static void stop_session(struct session *s, const char *why)
+{
+	if (s->state == S_DONE)
+		return;
+	if (pbt_nl_session_cmd(nl, PBTRACE_CMD_STOP_SESSION, s->id) < 0)
+		logmsg(LOG_WARNING, "session %u: stop: %s", s->id,
+		       pbt_nl_error(nl));
+	finish(s, why);
+}
+
+static int load_config(struct session *s, const struct pbt_session_info *in)
+{
+	if (!in->config || !in->config_len)
+		return 0;
+	s->cfg = perfetto__protos__trace_config__unpack(NULL, in->config_len,
+							in->config);
+	if (!s->cfg) {
+		logmsg(LOG_ERR, "session %u (%s): stored TraceConfig (%zu bytes) does not decode",
+		       in->id, in->name, in->config_len);
+		return -1;
+	}
+	s->cfg_raw = malloc(in->config_len);
+	if (!s->cfg_raw)
+		return -1;
+	memcpy(s->cfg_raw, in->config, in->config_len);
+	s->cfg_len = in->config_len;
+	read_config(s);
+	return 0;
+}
+
+static const char *output_path(const struct pbt_session_info *in,
+			       const TraceConfig *cfg, char *buf, size_t len)
+{
+	if (in->output && *in->output)
+		return in->output;
+	if (cfg && cfg->output_path && *cfg->output_path)
+		return cfg->output_path;
+	snprintf(buf, len, "/var/tmp/pbtrace-%s.pftrace", in->name);
+	logmsg(LOG_WARNING, "session %u (%s) has no output path, writing %s",
+	       in->id, in->name, buf);
+	return buf;
+}
+
+/* A session traced has no file open for: open it (@fresh truncates, else
+ * append: a restart), map its buffers, and follow the kernel's state. */
+static void adopt(const struct pbt_session_info *in, int fresh)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	char err[512], fallback[PATH_MAX];
+	const char *path;
+
+	if (!s) {
+		logmsg(LOG_ERR, "session %u: out of memory", in->id);
+		return;
+	}
+	s->id = in->id;
+	snprintf(s->name, sizeof(s->name), "%s", in->name);
+	s->w.fd = -1;
+	s->seq.id = PBT_TRACED_SEQ_BASE + in->id;
+	s->state = S_CONFIGURED;
+	s->next = sessions;
+	sessions = s;
+	if (load_config(s, in) < 0) {
+		fail_session(s, "cannot use the stored config");
+		stop_session(s, "bad config");
+		return;
+	}
+	path = output_path(in, s->cfg, fallback, sizeof(fallback));
+	if (pbt_writer_open(&s->w, path, !fresh, 0, err, sizeof(err)) < 0) {
+		fail_session(s, err);
+		stop_session(s, "output not writable");
+		return;
+	}
+	if (attach_buffers(s, in->nr_buffers, s->w.size > 0) < 0) {
+		fail_session(s, "cannot map the session's buffers");
+		stop_session(s, "buffers not readable");
+		return;
+	}
+	if (s->w.size > 0) {
+		/* A restart: the file has its header; mark the gap on our
+		 * sequence and re-anchor the clocks. */
+		s->header_done = 1;
+		s->reattached = 1;
+		s->seq.gap = 1;
+		logmsg(LOG_NOTICE,
+		       "session %u (%s): reattached, appending to %s at %llu bytes%s",
+		       s->id, s->name, path, (unsigned long long)s->w.size,
+		       s->w.repaired ? " (cut a torn last record)" : "");
+		write_clock(s);
+	}
+	switch (in->state) {
+	case PBTRACE_STATE_STARTED:
+		begin_running(s, in->start_ns);
+		break;
+	case PBTRACE_STATE_STOPPED:
+		finish(s, "stopped while traced was down");
+		break;
+	default:
+		write_header(s);
+		if (trigger_mode(s) == PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER_MODE__START_TRACING) {
+			s->state = S_WAIT_TRIGGER;
+			s->t.trigger_timeout = after_ms(now_ns(),
+							s->cfg->trigger_config->trigger_timeout_ms);
+		}
+		break;
+	}
+}
+
+static void adopt_id(uint32_t id, int fresh)
+{
+	struct pbt_session_info in;
+
+	if (find_session(id))
+		return;
+	memset(&in, 0, sizeof(in));
+	if (pbt_nl_get_session(nl, id, &in) < 0) {
+		logmsg(LOG_WARNING, "session %u: %s", id, pbt_nl_error(nl));
+		return;
+	}
+	adopt(&in, fresh);
+	pbt_session_info_free(&in);
+}
+
+/* Bring our sessions in line with the kernel's list: at startup (every
+ * session is adopted, appending) and after lost notifications. */
+static int sync_sessions(int fresh)
+{
+	struct pbt_session_info *list;
+	struct session *s, *next;
+	size_t n, i;
+
+	if (pbt_nl_list_sessions(nl, &list, &n) < 0) {
+		logmsg(LOG_ERR, "listing sessions: %s", pbt_nl_error(nl));
+		return -1;
+	}
+	for (s = sessions; s; s = next) {
+		next = s->next;
+		for (i = 0; i < n && list[i].id != s->id; i++)
+			;
+		if (i == n) {
+			logmsg(LOG_WARNING, "session %u (%s) was destroyed under us",
+			       s->id, s->name);
+			s->state = S_DONE;
+			free_session(s);
+		} else if (list[i].state == PBTRACE_STATE_STOPPED) {
+			finish(s, "stopped");
+		} else if (list[i].state == PBTRACE_STATE_STARTED) {
+			begin_running(s, list[i].start_ns);
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (!find_session(list[i].id))
+			adopt(&list[i], fresh);
+	pbt_session_infos_free(list, n);
+	return 0;
+}
+
+/* --- triggers ---------------------------------------------------------- */
+
+static void on_trigger(struct session *s, const char *name)
+{
+	const Perfetto__Protos__TraceConfig__TriggerConfig__Trigger *t =
+		find_trigger(s, name);
+	uint32_t delay;
+	struct pbt_rec r;
+
+	if (!t || s->state == S_DONE)
+		return;
+	delay = t->stop_delay_ms;
+	if (s->state == S_WAIT_TRIGGER) {
+		emit(s, pbt_pkt_trigger(&s->seq, name, 0, &r), &r);
+		logmsg(LOG_INFO, "session %u: trigger %s starts tracing", s->id, name);
+		s->t.trigger_timeout = 0;
+		if (pbt_nl_session_cmd(nl, PBTRACE_CMD_START_SESSION, s->id) < 0) {
+			fail_session(s, pbt_nl_error(nl));
+			stop_session(s, "start on trigger failed");
+			return;
+		}
+		begin_running(s, now_ns());
+		return;
+	}
+	if (trigger_mode(s) != PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER_MODE__STOP_TRACING ||
+	    s->state != S_RUNNING || s->t.stop_delay)
+		return;
+	emit(s, pbt_pkt_trigger(&s->seq, name, delay, &r), &r);
+	logmsg(LOG_INFO, "session %u: trigger %s stops tracing in %u ms", s->id,
+	       name, delay);
+	s->t.trigger_timeout = 0;
+	s->t.stop_delay = now_ns() + delay * NS_PER_MS + 1;
+}
+
+/* --- notifications ----------------------------------------------------- */
+
+static void on_notify(const struct pbt_notify *n)
+{
+	struct session *s = find_session(n->session_id);
+
+	switch (n->cmd) {
+	case PBTRACE_CMD_NEW_SESSION:
+		adopt_id(n->session_id, 1);
+		break;
+	case PBTRACE_CMD_START_SESSION:
+		if (!s)
+			adopt_id(n->session_id, 1);
+		else if (s->state == S_CONFIGURED || s->state == S_WAIT_TRIGGER)
+			begin_running(s, 0);
+		break;
+	case PBTRACE_CMD_STOP_SESSION:
+		if (s)
+			finish(s, "stopped");
+		break;
+	case PBTRACE_CMD_DESTROY_SESSION:
+		if (s) {
+			logmsg(LOG_WARNING, "session %u (%s) destroyed before traced finished it",
+			       s->id, s->name);
+			s->state = S_DONE;
+			free_session(s);
+		}
+		break;
+	case PBTRACE_CMD_TRIGGER:
+		for (s = sessions; s; ) {
+			struct session *next = s->next;
+
+			on_trigger(s, n->trigger);
+			s = next;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static int read_notifications(void)
+{
+	struct pbt_notify n;
+	int ret;
+
+	while ((ret = pbt_nl_next_notify(nl, &n)) == 1)
+		on_notify(&n);
+	if (ret == -ENOBUFS) {
+		logmsg(LOG_WARNING, "notifications were lost, re-reading sessions");
+		return sync_sessions(1);
+	}
+	if (ret < 0) {
+		logmsg(LOG_ERR, "notification socket: %s", strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/* --- timers ------------------------------------------------------------ */
+
+static int due(uint64_t *t, uint64_t now, uint32_t period_ms)
+{
+	if (!*t || *t > now)
+		return 0;
+	*t = period_ms ? now + period_ms * NS_PER_MS : 0;
+	return 1;
+}
+
+static void run_stats_timers(struct session *s, uint64_t now)
+{
+	unsigned int what = 0;
+	struct pbt_rec r;
+
+	if (due(&s->t.proc_stats, now, s->proc_stats_ms))
+		emit(s, pbt_pkt_process_stats(&s->seq, PROC, &r), &r);
+	if (due(&s->t.meminfo, now, s->meminfo_ms))
+		what |= PBT_SYS_MEMINFO;
+	if (due(&s->t.vmstat, now, s->vmstat_ms))
+		what |= PBT_SYS_VMSTAT;
+	if (due(&s->t.stat, now, s->stat_ms))
+		what |= PBT_SYS_STAT;
+	if (what)
+		emit(s, pbt_pkt_sys_stats(&s->seq, PROC, what, &r), &r);
+}
+
+/* Returns 1 when the session ended. */
+static int run_timers(struct session *s, uint64_t now)
+{
+	if (s->state == S_WAIT_TRIGGER) {
+		if (due(&s->t.trigger_timeout, now, 0)) {
+			stop_session(s, "trigger_timeout_ms passed without a start trigger");
+			return 1;
+		}
+		return 0;
+	}
+	if (s->state != S_RUNNING)
+		return 0;
+	if (s->failed || s->full) {
+		stop_session(s, s->failed ? "output failed" :
+					    "max_file_size_bytes reached");
+		return 1;
+	}
+	if (due(&s->t.stop, now, 0)) {
+		stop_session(s, "duration_ms elapsed");
+		return 1;
+	}
+	if (due(&s->t.stop_delay, now, 0)) {
+		stop_session(s, "stop trigger");
+		return 1;
+	}
+	if (due(&s->t.trigger_timeout, now, 0)) {
+		stop_session(s, "trigger_timeout_ms passed without a stop trigger");
+		return 1;
+	}
+	if (due(&s->t.clock, now, CLOCK_PERIOD_MS))
+		write_clock(s);
+	if (due(&s->t.flush, now, s->flush_period_ms) && !s->t.write)
+		flush_kernel(s);
+	if (due(&s->t.write, now, s->write_period_ms)) {
+		flush_kernel(s);
+		drain_all(s);
+	}
+	run_stats_timers(s, now);
+	if (s->failed || s->full) {
+		stop_session(s, s->failed ? "output failed" :
+					    "max_file_size_bytes reached");
+		return 1;
+	}
+	return 0;
+}
+
+static uint64_t earliest(const struct session *s)
+{
+	const uint64_t *t = (const uint64_t *)&s->t;
+	uint64_t min = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(s->t) / sizeof(uint64_t); i++)
+		if (t[i] && (!min || t[i] < min))
+			min = t[i];
+	return min;
+}
+
+/* --- main loop --------------------------------------------------------- */
+
+#define MAX_FDS (2 + PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS * 2)
+
+struct pollset {
+	struct pollfd fds[MAX_FDS];
+	struct session *owner[MAX_FDS];
+	struct buffer *buf[MAX_FDS];
+	nfds_t n;
+};
+
+static void add_fd(struct pollset *ps, int fd, struct session *s,
+		   struct buffer *b)
+{
+	if (ps->n == MAX_FDS)
+		return;
+	ps->fds[ps->n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ps->owner[ps->n] = s;
+	ps->buf[ps->n] = b;
+	ps->n++;
+}
+
+/* Streaming sessions copy chunks as they are sealed; ring buffers are
+ * only read at stop (that is what a flight recorder is). */
+static int build_pollset(struct pollset *ps, int sigfd)
+{
+	uint64_t now = now_ns(), next = 0;
+	struct session *s;
+	size_t i;
+
+	ps->n = 0;
+	add_fd(ps, pbt_nl_notify_fd(nl), NULL, NULL);
+	add_fd(ps, sigfd, NULL, NULL);
+	for (s = sessions; s; s = s->next) {
+		uint64_t t = earliest(s);
+
+		if (t && (!next || t < next))
+			next = t;
+		if (s->state != S_RUNNING || !s->streaming)
+			continue;
+		for (i = 0; i < s->nr_buffers; i++)
+			if (!s->bufs[i].hup)
+				add_fd(ps, pbt_reader_fd(&s->bufs[i].rd), s,
+				       &s->bufs[i]);
+	}
+	if (!next)
+		return -1;
+	if (next <= now)
+		return 0;
+	return (int)((next - now + NS_PER_MS - 1) / NS_PER_MS);
+}
+
+static int session_alive(const struct session *p)
+{
+	const struct session *s;
+
+	for (s = sessions; s; s = s->next)
+		if (s == p)
+			return 1;
+	return 0;
+}
+
+static void handle_buffers(struct pollset *ps)
+{
+	nfds_t i;
+
+	for (i = 2; i < ps->n; i++) {
+		struct session *s = ps->owner[i];
+
+		if (!ps->fds[i].revents || !session_alive(s) ||
+		    s->state != S_RUNNING)
+			continue;
+		if (ps->fds[i].revents & POLLIN)
+			drain_buffer(s, ps->buf[i]);
+		if (ps->fds[i].revents & (POLLHUP | POLLERR)) {
+			/* Stopped and fully read: the STOP notification may
+			 * still be queued, the kernel's state settles it. */
+			ps->buf[i]->hup = 1;
+			if (sync_sessions(1) < 0)
+				return;
+		}
+	}
+}
+
+static void handle_timers(void)
+{
+	uint64_t now = now_ns();
+	struct session *s, *next;
+
+	for (s = sessions; s; s = next) {
+		next = s->next;
+		run_timers(s, now);
+	}
+}
+
+/* SIGTERM: leave sessions to the kernel, a restarted traced continues
+ * them. Streaming sessions get what is sealed now. */
+static void shutdown_all(void)
+{
+	while (sessions) {
+		struct session *s = sessions;
+
+		if (s->state == S_RUNNING && s->streaming && !s->failed)
+			drain_all(s);
+		if (s->w.fd >= 0)
+			pbt_writer_sync(&s->w);
+		logmsg(LOG_INFO, "session %u (%s) left running in the kernel",
+		       s->id, s->name);
+		free_session(s);
+	}
+}
+
+static int loop(int sigfd)
+{
+	for (;;) {
+		struct pollset ps;
+		int timeout = build_pollset(&ps, sigfd);
+
+		if (poll(ps.fds, ps.n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			logmsg(LOG_ERR, "poll: %s", strerror(errno));
+			return 1;
+		}
+		if (ps.fds[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si))
+				logmsg(LOG_INFO, "signal %u, exiting", si.ssi_signo);
+			shutdown_all();
+			return 0;
+		}
+		if (ps.fds[0].revents & (POLLERR | POLLHUP)) {
+			logmsg(LOG_ERR, "netlink socket closed: was the pbtrace module unloaded?");
+			shutdown_all();
+			return 1;
+		}
+		if ((ps.fds[0].revents & POLLIN) && read_notifications() < 0) {
+			shutdown_all();
+			return 1;
+		}
+		handle_buffers(&ps);
+		handle_timers();
+	}
+}
+
+/* --- startup ----------------------------------------------------------- */
+
+static int setup_netlink(void)
+{
+	char err[256];
+	uint32_t pid = 0;
+	int ret;
+
+	nl = pbt_nl_open(err, sizeof(err));
+	if (!nl) {
+		logmsg(LOG_ERR, "%s", err);
+		return -1;
+	}
+	ret = pbt_nl_register_daemon(nl);
+	if (ret == -EBUSY) {
+		pbt_nl_daemon_pid(nl, &pid);
+		logmsg(LOG_ERR, "another traced is already running (pid %u); stop it first",
+		       pid);
+		return -1;
+	}
+	if (ret < 0) {
+		logmsg(LOG_ERR, "registering as the daemon: %s", pbt_nl_error(nl));
+		return -1;
+	}
+	/* Subscribe before listing, so no session falls between the two. */
+	if (pbt_nl_subscribe(nl) < 0) {
+		logmsg(LOG_ERR, "joining the sessions multicast group: %s",
+		       pbt_nl_error(nl));
+		return -1;
+	}
+	return sync_sessions(0);
+}
+
+static int setup_signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static int write_pidfile(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+	f = fopen(path, "we");
+	if (!f) {
+		logmsg(LOG_ERR, "cannot write pidfile %s: %s", path,
+		       strerror(errno));
+		return -1;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	return fclose(f);
+}
+
+static int daemonize(void)
+{
+	int fd;
+
+	if (daemon(0, 1) < 0) {
+		logmsg(LOG_ERR, "daemon: %s", strerror(errno));
+		return -1;
+	}
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	openlog("traced", LOG_PID, LOG_DAEMON);
+	use_syslog = 1;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: traced [--daemon] [--pidfile PATH]\n"
+		"\n"
+		"The pbtrace daemon: writes every pbtrace session's trace file.\n"
+		"Sessions are made with tracectl; traced picks them up, copies the\n"
+		"kernel's buffers to the session's output file and adds the\n"
+		"config, system info, clock snapshots, process tree and stats.\n"
+		"Sessions outlive traced: a restarted traced continues them.\n"
+		"\n"
+		"  -d, --daemon        detach, log to syslog, write a pidfile\n"
+		"  -p, --pidfile PATH  pidfile for --daemon (default %s)\n"
+		"  -h, --help          this text\n"
+		"\n"
+		"Needs CAP_SYS_ADMIN and the pbtrace module (modprobe pbtrace).\n",
+		PIDFILE);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "daemon", no_argument, NULL, 'd' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *pidfile = PIDFILE;
+	int detach = 0, sigfd, c, ret;
+
+	while ((c = getopt_long(argc, argv, "dp:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			detach = 1;
+			break;
+		case 'p':
+			pidfile = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "traced: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	sigfd = setup_signals();
+	if (sigfd < 0) {
+		logmsg(LOG_ERR, "signalfd: %s", strerror(errno));
+		return 1;
+	}
+	if (detach && (daemonize() < 0 || write_pidfile(pidfile) < 0))
+		return 1;
+	if (setup_netlink() < 0) {
+		shutdown_all();
+		pbt_nl_close(nl);
+		return 1;
+	}
+	logmsg(LOG_INFO, "ready (pid %d)", (int)getpid());
+	ret = loop(sigfd);
+	pbt_nl_close(nl);
+	close(sigfd);
+	if (detach)
+		unlink(pidfile);
+	return ret;
+}
