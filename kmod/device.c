@@ -165,7 +165,8 @@ static int pbt_mmap(struct file *file, struct vm_area_struct *vma)
 		goto out;
 	ret = -EINVAL;
 	mem = pbt_buffer_vmem(f->b, &size);
-	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff || len != size)
+	/* MAP_SHARED of an O_RDONLY fd has VM_MAYSHARE but not VM_SHARED. */
+	if (!(vma->vm_flags & VM_MAYSHARE) || vma->vm_pgoff || len != size)
 		goto out;
 	pbt_vm_flags_clear(vma, VM_MAYWRITE);
 	pbt_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);

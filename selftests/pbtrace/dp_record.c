@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Data-plane test helper, run in the guest by dataplane_test.sh. It drives
+ * the real path (session over generic netlink with user/genl, chunks through
+ * /dev/pbtrace with user/reader), runs a workload whose events it can count
+ * on its own, writes the sealed chunks verbatim to a file and prints what it
+ * knows as key=value lines for the script to compare with protoc's decode.
+ *
+ *   dp_record workload FILE N K M   N forks, K getppid, M pipe round trips
+ *                                   between two threads pinned to CPU 0/1
+ *   dp_record exact FILE ring|discard K
+ *                                   a child filtered by pid does exactly
+ *                                   2K+4 syscalls events into a tiny buffer
+ *   dp_record mmap                  the mapping cannot be made writable
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "genl.h"
+#include "reader.h"
+
+static void die(const char *fmt, const char *detail)
+{
+	fprintf(stderr, "dp_record: ");
+	fprintf(stderr, fmt, detail);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+struct rec {
+	struct pbt_nl *nl;
+	struct pbt_reader r;
+	uint32_t id;
+	FILE *out;
+	unsigned long chunks, events, bytes;
+};
+
+static void session_new(struct rec *rc, const struct pbt_buffer_spec *b)
+{
+	struct pbt_session_spec s = { .nr_buffers = 1 };
+	char err[256], name[64];
+
+	/* Unique, so a session left by a failed run is no obstacle. */
+	snprintf(name, sizeof(name), "dp_record-%d", getpid());
+	s.name = name;
+	s.buffers[0] = *b;
+	rc->nl = pbt_nl_open(err, sizeof(err));
+	if (!rc->nl)
+		die("netlink: %s", err);
+	if (pbt_nl_new_session(rc->nl, &s, &rc->id) < 0)
+		die("new session: %s", pbt_nl_error(rc->nl));
+	if (pbt_reader_open(&rc->r, rc->id, 0, err, sizeof(err)) < 0)
+		die("reader: %s", err);
+}
+
+static void session_cmd(struct rec *rc, int cmd)
+{
+	if (pbt_nl_session_cmd(rc->nl, cmd, rc->id) < 0)
+		die("session command: %s", pbt_nl_error(rc->nl));
+}
+
+/* Copy every sealed chunk to the file, verbatim. */
+static void drain(struct rec *rc)
+{
+	struct pbtrace_chunk_req req;
+	const uint8_t *data;
+	int ret;
+
+	while ((ret = pbt_reader_next(&rc->r, &req, &data)) == 0) {
+		if (fwrite(data, 1, req.len, rc->out) != req.len)
+			die("write: %s", strerror(errno));
+		rc->chunks++;
+		rc->events += req.events;
+		rc->bytes += req.len;
+		if (pbt_reader_put(&rc->r, &req) < 0)
+			die("put chunk: %s", strerror(errno));
+	}
+	if (ret != -EAGAIN)
+		die("get chunk: %s", strerror(-ret));
+}
+
+static short poll_now(struct rec *rc)
+{
+	struct pollfd p = { .fd = pbt_reader_fd(&rc->r), .events = POLLIN };
+
+	if (poll(&p, 1, 0) < 0)
+		die("poll: %s", strerror(errno));
+	return p.revents;
+}
+
+/* Stop, drain, and print what the kernel counted. */
+static void finish(struct rec *rc)
+{
+	const struct pbtrace_mmap_header *h = pbt_reader_header(&rc->r);
+	struct pbtrace_cpu_stats st, sum = { 0 };
+	short before, after;
+	uint32_t cpu;
+
+	session_cmd(rc, PBTRACE_CMD_STOP_SESSION);
+	before = poll_now(rc);
+	drain(rc);
+	after = poll_now(rc);
+	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
+		pbt_reader_stats(&rc->r, cpu, &st);
+		sum.events_written += st.events_written;
+		sum.chunks_sealed += st.chunks_sealed;
+		sum.chunks_read += st.chunks_read;
+		sum.chunks_overwritten += st.chunks_overwritten;
+		sum.chunks_discarded += st.chunks_discarded;
+		sum.lost_full += st.lost_full;
+		sum.lost_overwritten += st.lost_overwritten;
+		sum.lost_too_large += st.lost_too_large;
+		sum.lost_nmi += st.lost_nmi;
+	}
+	printf("chunks_in_file=%lu\nevents_in_chunks=%lu\nbytes=%lu\n",
+	       rc->chunks, rc->events, rc->bytes);
+	printf("written=%llu\nsealed=%llu\nread=%llu\n",
+	       (unsigned long long)sum.events_written,
+	       (unsigned long long)sum.chunks_sealed,
+	       (unsigned long long)sum.chunks_read);
+	printf("chunks_overwritten=%llu\nchunks_discarded=%llu\n",
+	       (unsigned long long)sum.chunks_overwritten,
+	       (unsigned long long)sum.chunks_discarded);
+	printf("lost_full=%llu\nlost_overwritten=%llu\nlost_too_large=%llu\nlost_nmi=%llu\n",
+	       (unsigned long long)sum.lost_full,
+	       (unsigned long long)sum.lost_overwritten,
+	       (unsigned long long)sum.lost_too_large,
+	       (unsigned long long)sum.lost_nmi);
+	printf("lost=%llu\n", (unsigned long long)(sum.lost_full +
+	       sum.lost_overwritten + sum.lost_too_large + sum.lost_nmi));
+	printf("poll_before_drain=%s\npoll_after_drain=%s\n",
+	       before & POLLIN ? "in" : before & POLLHUP ? "hup" : "none",
+	       after & POLLIN ? "in" : after & POLLHUP ? "hup" : "none");
+	printf("seq_base=%u\n", h->sequence_id_base);
+	pbt_reader_close(&rc->r);
+	session_cmd(rc, PBTRACE_CMD_DESTROY_SESSION);
+	pbt_nl_close(rc->nl);
+	if (fclose(rc->out))
+		die("close: %s", strerror(errno));
+}
+
+static void add_events(struct pbt_buffer_spec *b, const char *const *ev)
+{
+	while (*ev)
+		b->events[b->nr_events++] = *ev++;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("pin: %s", strerror(errno));
+}
+
+/* workload: the pipe ping-pong threads */
+
+struct pingpong {
+	int to_b[2], to_a[2];
+	int m;
+	pid_t tid_a, tid_b;
+};
+
+static void *pong(void *arg)
+{
+	struct pingpong *pp = arg;
+	char c;
+	int i;
+
+	pp->tid_b = syscall(SYS_gettid);
+	pin(1);
+	for (i = 0; i < pp->m; i++) {
+		if (read(pp->to_b[0], &c, 1) != 1 || write(pp->to_a[1], &c, 1) != 1)
+			die("pong: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+static void *ping(void *arg)
+{
+	struct pingpong *pp = arg;
+	char c = 'x';
+	int i;
+
+	pp->tid_a = syscall(SYS_gettid);
+	pin(0);
+	for (i = 0; i < pp->m; i++) {
+		if (write(pp->to_b[1], &c, 1) != 1 || read(pp->to_a[0], &c, 1) != 1)
+			die("ping: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+static int cmd_workload(const char *file, int n, int k, int m)
+{
+	static const char *const ev[] = {
+		"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup",
+		"sched/sched_wakeup_new", "sched/sched_process_fork",
+		"sched/sched_process_exit", "sched/sched_process_free",
+		"task/task_newtask", "raw_syscalls/sys_enter",
+		"raw_syscalls/sys_exit", NULL,
+	};
+	struct pbt_buffer_spec b = {
+		.size_kb = 16384, .chunk_kb = 64,
+		.fill_policy = PBTRACE_FILL_RING_BUFFER,
+	};
+	struct pingpong pp = { .m = m };
+	pthread_t ta, tb;
+	struct rec rc = { 0 };
+	pid_t child;
+	int i;
+
+	add_events(&b, ev);
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	session_new(&rc, &b);
+	if (pipe(pp.to_a) || pipe(pp.to_b))
+		die("pipe: %s", strerror(errno));
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+
+	printf("pid=%d\n", getpid());
+	for (i = 0; i < n; i++) {
+		child = fork();
+		if (child < 0)
+			die("fork: %s", strerror(errno));
+		if (!child)
+			_exit(0);
+		printf("child=%d\n", child);
+		waitpid(child, NULL, 0);
+	}
+	for (i = 0; i < k; i++)
+		syscall(SYS_getppid);
+	if (pthread_create(&tb, NULL, pong, &pp) ||
+	    pthread_create(&ta, NULL, ping, &pp))
+		die("pthread: %s", "failed");
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	printf("ping_tid=%d\npong_tid=%d\n", pp.tid_a, pp.tid_b);
+	finish(&rc);
+	return 0;
+}
+
+/* exact: the child's syscalls are the only events the buffer wants. */
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		die("open stat: %s", strerror(errno));
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		die("read stat: %s", strerror(errno));
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : '?';
+}
+
+/* Until the child sleeps: it is then inside read(), sys_enter written. */
+static void wait_sleeping(pid_t pid)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		if (proc_state(pid) == 'S')
+			return;
+		nanosleep(&ts, NULL);
+	}
+	die("child never blocked: %s", "timeout");
+}
+
+static void exact_child(int go, int done, int park, int k)
+{
+	char c;
+	int i;
+
+	/* Before the session starts: blocked in this read. */
+	if (read(go, &c, 1) != 1)		/* traced: sys_exit */
+		_exit(1);
+	for (i = 0; i < k; i++)			/* traced: 2 * k */
+		syscall(SYS_getppid);
+	if (write(done, &c, 1) != 1)		/* traced: enter + exit */
+		_exit(1);
+	read(park, &c, 1);			/* traced: sys_enter */
+	_exit(0);
+}
+
+static int cmd_exact(const char *file, const char *policy, int k)
+{
+	static const char *const ev[] = {
+		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit", NULL,
+	};
+	struct pbt_buffer_spec b = { .size_kb = 8, .chunk_kb = 4 };
+	int go[2], done[2], park[2];
+	struct rec rc = { 0 };
+	pid_t child;
+	char c = 'g';
+
+	if (!strcmp(policy, "ring"))
+		b.fill_policy = PBTRACE_FILL_RING_BUFFER;
+	else if (!strcmp(policy, "discard"))
+		b.fill_policy = PBTRACE_FILL_DISCARD;
+	else
+		die("policy must be ring or discard, not %s", policy);
+	add_events(&b, ev);
+	if (pipe(go) || pipe(done) || pipe(park))
+		die("pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (!child)
+		exact_child(go[0], done[1], park[0], k);
+	b.pids[b.nr_pids++] = child;
+
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	session_new(&rc, &b);
+	wait_sleeping(child);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+		die("child handshake: %s", strerror(errno));
+	wait_sleeping(child);
+	printf("child=%d\nemitted=%d\n", child, 2 * k + 4);
+	finish(&rc);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return 0;
+}
+
+/* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
+static int cmd_mmap(void)
+{
+	static const char *const ev[] = { "raw_syscalls/sys_enter", NULL };
+	struct pbt_buffer_spec b = { .size_kb = 64 };
+	struct rec rc = { 0 };
+	size_t size;
+	void *p;
+
+	add_events(&b, ev);
+	session_new(&rc, &b);
+	size = pbt_reader_header(&rc.r)->mmap_size;
+
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, rc.r.fd, 0);
+	printf("mmap_write=%s\n", p == MAP_FAILED ? strerror(errno) : "mapped");
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, rc.r.fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap read-only: %s", strerror(errno));
+	printf("mprotect_write=%s\n",
+	       mprotect(p, size, PROT_READ | PROT_WRITE) ? strerror(errno) : "allowed");
+	munmap(p, size);
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, rc.r.fd, 0);
+	printf("mmap_private=%s\n", p == MAP_FAILED ? strerror(errno) : "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, size);
+	p = mmap(NULL, size + 4096, PROT_READ, MAP_SHARED, rc.r.fd, 0);
+	printf("mmap_too_big=%s\n", p == MAP_FAILED ? strerror(errno) : "mapped");
+	pbt_reader_close(&rc.r);
+	session_cmd(&rc, PBTRACE_CMD_DESTROY_SESSION);
+	pbt_nl_close(rc.nl);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 6 && !strcmp(argv[1], "workload"))
+		return cmd_workload(argv[2], atoi(argv[3]), atoi(argv[4]),
+				    atoi(argv[5]));
+	if (argc == 5 && !strcmp(argv[1], "exact"))
+		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 2 && !strcmp(argv[1], "mmap"))
+		return cmd_mmap();
+	fprintf(stderr,
+		"usage: dp_record workload FILE N K M | exact FILE ring|discard K | mmap\n");
+	return 2;
+}
