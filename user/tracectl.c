@@ -1245,7 +1245,10 @@ static int cmd_trigger(int argc, char **argv)
 static int print_event(const char *name, int available, void *arg)
 {
 	(void)arg;
-	printf("%-32s%s\n", name, available ? "" : "  (not in this kernel)");
+	if (available)
+		printf("%s\n", name);
+	else
+		printf("%-32s (not in this kernel)\n", name);
 	return 0;
 }
 
