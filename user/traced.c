@@ -502,6 +502,7 @@ static void finish(struct session *s, const char *why)
 	struct pbt_rec r;
 	uint64_t skipped = 0;
 	size_t i;
+	int ret;
 
 	if (s->state == S_DONE)
 		return;
@@ -528,7 +529,8 @@ static void finish(struct session *s, const char *why)
 	       s->w.path ? s->w.path : "(no file)",
 	       (unsigned long long)s->w.size,
 	       skipped ? ", some chunks did not fit and were dropped" : "");
-	if (pbt_nl_session_cmd(nl, PBTRACE_CMD_DESTROY_SESSION, s->id) < 0)
+	ret = pbt_nl_session_cmd(nl, PBTRACE_CMD_DESTROY_SESSION, s->id);
+	if (ret < 0 && ret != -ENOENT)	/* ENOENT: someone destroyed it */
 		logmsg(LOG_WARNING, "session %u: destroy: %s", s->id,
 		       pbt_nl_error(nl));
 	free_session(s);
@@ -609,8 +611,8 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 		return;
 	}
 	if (attach_buffers(s, in->nr_buffers, s->w.size > 0) < 0) {
-		fail_session(s, "cannot map the session's buffers");
-		stop_session(s, "buffers not readable");
+		/* The file is fine: it still gets traced's packets. */
+		stop_session(s, "ended: cannot map the session's buffers");
 		return;
 	}
 	if (s->w.size > 0) {
@@ -646,11 +648,15 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 static void adopt_id(uint32_t id, int fresh)
 {
 	struct pbt_session_info in;
+	int ret;
 
 	if (find_session(id))
 		return;
 	memset(&in, 0, sizeof(in));
-	if (pbt_nl_get_session(nl, id, &in) < 0) {
+	ret = pbt_nl_get_session(nl, id, &in);
+	if (ret == -ENOENT)
+		return;		/* already gone: a queued notification */
+	if (ret < 0) {
 		logmsg(LOG_WARNING, "session %u: %s", id, pbt_nl_error(nl));
 		return;
 	}
