@@ -37,6 +37,7 @@ struct parser {
 	unsigned int line, col;	/* of p */
 	struct tok t;		/* current token */
 	unsigned int flags;
+	unsigned int vline, vcol;	/* where the value being parsed starts */
 	struct textpb_error *err;
 	bool failed;
 };
@@ -726,7 +727,7 @@ static int parse_submessage(struct parser *ps, ProtobufCMessage *m,
 	}
 	*dst = sub;	/* owned by m from here on */
 	set_present(m, f);
-	if (record_pos(ps, m, f, ps->t.line, ps->t.col) || next(ps))
+	if (record_pos(ps, m, f, ps->vline, ps->vcol) || next(ps))
 		return -1;
 	return parse_message_body(ps, sub, closer, depth + 1);
 }
@@ -835,6 +836,8 @@ static int parse_value(struct parser *ps, ProtobufCMessage *m,
 	if (is_sym(ps, ']'))
 		return next(ps);
 	for (;;) {
+		ps->vline = ps->t.line;	/* a list element: its own '{' */
+		ps->vcol = ps->t.col;
 		if (msg ? parse_submessage(ps, m, f, depth) :
 			  parse_scalar(ps, m, f))
 			return -1;
@@ -1050,6 +1053,8 @@ static int parse_field(struct parser *ps, ProtobufCMessage *m,
 			     f->name, s->line, s->col);
 	s->line = name.line;
 	s->col = name.col;
+	ps->vline = name.line;	/* messages are located by their field name */
+	ps->vcol = name.col;
 	if (next(ps))
 		return -1;
 	if (is_sym(ps, ':')) {

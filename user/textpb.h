@@ -41,7 +41,8 @@ struct textpb_diag {
 };
 
 /* Where a value was written in the text: the value's token for scalars,
- * the field name for messages. index: element of a repeated field, else 0. */
+ * the field name for messages (their '{' inside a [list]). index: element
+ * of a repeated field, else 0. */
 struct textpb_pos {
 	const ProtobufCMessage *msg;
 	const ProtobufCFieldDescriptor *field;

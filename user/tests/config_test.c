@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * config.c: loading text and binary configs, the checks (each bad value
+ * must fail with its line:col and a message saying what to do), the kernel
+ * session spec built from a config, and flag mode. Binary configs come
+ * from protoc --encode with Perfetto's schema. Prints TAP.
+ */
+#define _GNU_SOURCE
+/* Paths here are short; a truncated one would fail a test visibly. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static int nr_tests, nr_failed;
+
+static __attribute__((format(printf, 2, 3)))
+void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++nr_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!ok)
+		nr_failed++;
+}
+
+static char user_dir[PATH_MAX], schema_dir[PATH_MAX], tmp_dir[64];
+
+static void find_dirs(void)
+{
+	char exe[PATH_MAX];
+	const char *env = getenv("PBTRACE_SCHEMA_DIR");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0) {
+		perror("readlink /proc/self/exe");
+		exit(1);
+	}
+	exe[n] = '\0';
+	snprintf(user_dir, sizeof(user_dir), "%s",
+		 dirname(dirname(dirname(exe))));
+	if (env && *env)
+		snprintf(schema_dir, sizeof(schema_dir), "%s", env);
+	else
+		snprintf(schema_dir, sizeof(schema_dir), "%s/../../shared/perfetto",
+			 user_dir);
+	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/config_test.XXXXXX");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4 * PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n = 0;
+
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	if (buf)
+		n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static bool has_warning(const struct pbt_config *c, const char *words)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_warnings; i++)
+		if (strstr(c->warnings[i], words))
+			return true;
+	printf("# no warning \"%s\" among:\n", words);
+	for (i = 0; i < c->nr_warnings; i++)
+		printf("#   %s\n", c->warnings[i]);
+	return false;
+}
+
+static void config_path(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/tests/configs/%s", user_dir, name);
+}
+
+static bool events_are(const struct pbt_buffer_spec *b, const char *const *want,
+		       size_t n)
+{
+	size_t i;
+
+	if (b->nr_events != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strcmp(b->events[i], want[i]))
+			return false;
+	return true;
+}
+
+static void test_full(void)
+{
+	static const char *const ev0[] = {
+		"sched/sched_switch", "sched/sched_waking",
+		"sched/sched_process_exit", "task/task_newtask",
+		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit",
+	};
+	static const char *const ev1[] = {
+		"irq/irq_handler_entry", "irq/irq_handler_exit",
+	};
+	char path[PATH_MAX], err[512] = "", bin[PATH_MAX], *ref;
+	struct pbt_session_spec spec;
+	uint32_t map[PBTRACE_MAX_BUFFERS] = { 0 };
+	struct pbt_config c;
+	size_t ref_len = 0;
+	int r;
+
+	config_path(path, sizeof(path), "full.pbtx");
+	r = pbt_config_load(path, PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	tap(!r && c.format == PBT_CONFIG_TEXT, "full.pbtx loads as text (%s)", err);
+	if (r)
+		return;
+	tap(has_warning(&c, "full.pbtx:26:23: data_sources[0] syscall_events: pbtrace records every syscall"),
+	    "syscall_events warns that every syscall is recorded, at its line:col");
+	tap(has_warning(&c, "full.pbtx:24:23: data_sources[0] ftrace_config.buffer_size_kb is not implemented"),
+	    "ftrace_config.buffer_size_kb warns at its line:col");
+	tap(has_warning(&c, "full.pbtx:80:26: trigger_config.triggers[1].producer_name_regex is not implemented"),
+	    "producer_name_regex warns at its line:col");
+	r = pbt_config_to_spec(&c, &spec, map, 2, err, sizeof(err));
+	tap(!r && spec.nr_buffers == 2 && map[0] == 0 && map[1] == 1,
+	    "two kernel buffers: config buffers 0 and 1 (buffer 2 has no ftrace source) (%s)",
+	    err);
+	if (!r) {
+		tap(spec.buffers[0].size_kb == 8192 &&
+		    spec.buffers[0].fill_policy == PBTRACE_FILL_RING_BUFFER &&
+		    spec.buffers[1].size_kb == 1024 &&
+		    spec.buffers[1].fill_policy == PBTRACE_FILL_DISCARD,
+		    "buffer sizes and fill policies carried over");
+		tap(events_are(&spec.buffers[0], ev0, 6) && events_are(&spec.buffers[1], ev1, 2),
+		    "events per buffer, syscall_events adds raw_syscalls/sys_enter+sys_exit");
+		tap(spec.buffers[0].nr_pids == 2 && spec.buffers[0].pids[0] == 1 &&
+		    spec.buffers[0].pids[1] == 4242 && spec.buffers[1].nr_pids == 0,
+		    "tids_to_trace becomes the pid filter of buffer 0 only");
+		tap(!strcmp(spec.name, "full-test") && spec.output &&
+		    !strcmp(spec.output, "/data/full.pftrace") &&
+		    spec.config == c.bytes && spec.config_len == c.len,
+		    "name, output and serialized config in the spec");
+	}
+	/* The serialized config decodes (Perfetto's schema) to what protoc
+	 * makes of the same text. */
+	snprintf(bin, sizeof(bin), "%s/full.pb", tmp_dir);
+	{
+		FILE *f = fopen(bin, "wb");
+
+		if (f) {
+			fwrite(c.bytes, 1, c.len, f);
+			fclose(f);
+		}
+	}
+	r = sh("protoc -I '%s' --encode=perfetto.protos.TraceConfig perfetto_config.proto < '%s' > '%s/full.ref.pb'",
+	       schema_dir, path, tmp_dir);
+	ref = r ? NULL : (snprintf(bin, sizeof(bin), "%s/full.ref.pb", tmp_dir),
+			  read_file(bin, &ref_len));
+	tap(ref && ref_len == c.len && !memcmp(ref, c.bytes, c.len),
+	    "serialized config is byte-identical to protoc --encode of the file");
+	free(ref);
+	pbt_config_free(&c);
+}
+
+/* Perfetto's full binary encoding of a config with fields pbtrace lacks. */
+static void test_binary(void)
+{
+	char path[PATH_MAX], bin[PATH_MAX], err[512] = "", *data;
+	struct pbt_config t, b;
+	size_t len = 0;
+	int r;
+
+	config_path(path, sizeof(path), "perfetto_ui.pbtx");
+	snprintf(bin, sizeof(bin), "%s/ui.pb", tmp_dir);
+	r = sh("protoc -I '%s' --encode=perfetto.protos.TraceConfig perfetto_config.proto < '%s' > '%s'",
+	       schema_dir, path, bin);
+	data = r ? NULL : read_file(bin, &len);
+	tap(data != NULL, "protoc --encode perfetto_ui.pbtx");
+	if (!data)
+		return;
+	r = pbt_config_load(bin, PBT_CONFIG_AUTO, &b, err, sizeof(err));
+	tap(!r && b.format == PBT_CONFIG_BINARY, "binary config loads (%s)", err);
+	if (r) {
+		free(data);
+		return;
+	}
+	tap(b.len == len && !memcmp(b.bytes, data, len),
+	    "binary config kept verbatim, ignored fields included");
+	tap(has_warning(&b, "field number 12 in perfetto.protos.FtraceConfig (data_sources[3].config.ftrace_config) is not implemented by pbtrace; ignored"),
+	    "unknown binary field named by number and path (compact_sched)");
+	tap(has_warning(&b, "field number 20 in perfetto.protos.TraceConfig (top level)"),
+	    "unknown top-level field named (builtin_data_sources)");
+	tap(has_warning(&b, "data_sources[2] \"android.log\" is not implemented by pbtrace"),
+	    "unknown data source name warned about");
+	tap(has_warning(&b, "atrace_categories/atrace_apps: Android atrace is not implemented"),
+	    "atrace warned about");
+	r = pbt_config_load(path, PBT_CONFIG_AUTO, &t, err, sizeof(err));
+	tap(!r && t.nr_warnings > 0 &&
+	    has_warning(&t, "perfetto_ui.pbtx:58:7: field 'compact_sched'"),
+	    "text form loads; its warnings carry file:line:col");
+	if (!r) {
+		/* Same subset from both: text packs only known fields; the
+		 * binary with its unknown fields removed must equal it. */
+		size_t i, nb = 0;
+
+		for (i = 0; i < b.nr_warnings; i++)
+			nb += strstr(b.warnings[i], "field number") != NULL;
+		tap(nb >= 14, "binary: every unknown field warned about (%zu)", nb);
+		tap(t.tc->n_data_sources == b.tc->n_data_sources &&
+		    t.tc->n_buffers == b.tc->n_buffers &&
+		    t.tc->duration_ms == b.tc->duration_ms &&
+		    !strcmp(t.tc->data_sources[3]->config->ftrace_config->ftrace_events[4],
+			    b.tc->data_sources[3]->config->ftrace_config->ftrace_events[4]),
+		    "text and binary give the same config");
+		pbt_config_free(&t);
+	}
+	pbt_config_free(&b);
+	free(data);
+}
+
+struct bad {
+	const char *text;
+	const char *words;	/* must appear in the error */
+};
+
+#define BUF "buffers { size_kb: 1024 }\n"
+#define FT "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/sched_switch\" } } }\n"
+
+static const struct bad bad_configs[] = {
+	{ FT, "t.pbtx: no buffers: add 'buffers { size_kb: 8192 }'" },
+	{ "buffers { size_kb: 16 }\n" FT,
+	  "t.pbtx:1:20: buffers[0].size_kb is 16: pbtrace needs at least 64" },
+	{ "buffers { fill_policy: DISCARD }\n" FT,
+	  "t.pbtx: buffers[0].size_kb is 0: pbtrace needs at least 64" },
+	{ BUF, "no data_sources" },
+	{ BUF "data_sources { }", "t.pbtx:2:1: data_sources[0] has no config { name: ... }" },
+	{ BUF "data_sources { config { name: \"linux.ftrace\" target_buffer: 1 } }",
+	  "t.pbtx:2:61: data_sources[0] (linux.ftrace) target_buffer is 1 but there is only 1 buffer (0..0)" },
+	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched_switch\" } } }",
+	  "t.pbtx:2:77: data_sources[0] ftrace_events[0] \"sched_switch\" is not \"group/name\"" },
+	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/*\" } } }",
+	  "wildcards are not supported" },
+	{ BUF "data_sources { config { name: \"linux.process_stats\" } }",
+	  "no linux.ftrace data source with events" },
+	{ BUF FT "write_into_file: true\nfile_write_period_ms: 50",
+	  "t.pbtx:4:23: file_write_period_ms is 50: the minimum is 100 ms" },
+	{ BUF FT "trigger_config { trigger_mode: STOP_TRACING trigger_timeout_ms: 1000 }",
+	  "t.pbtx:3:32: trigger_config has no triggers" },
+	{ BUF FT "trigger_config { triggers { name: \"x\" } trigger_timeout_ms: 1000 }",
+	  "trigger_config needs trigger_mode: START_TRACING" },
+	{ BUF FT "trigger_config { trigger_mode: CLONE_SNAPSHOT triggers { name: \"x\" } trigger_timeout_ms: 1 }",
+	  "t.pbtx:3:32: trigger_config.trigger_mode CLONE_SNAPSHOT is not implemented by pbtrace" },
+	{ BUF FT "trigger_config { trigger_mode: START_TRACING triggers { stop_delay_ms: 1 } trigger_timeout_ms: 1 }",
+	  "t.pbtx:3:46: trigger_config.triggers[0] has no name" },
+	{ BUF FT "trigger_config { trigger_mode: START_TRACING triggers { name: \"go\" } }",
+	  "trigger_config needs trigger_timeout_ms > 0" },
+	{ BUF FT "unique_session_name: \"my session\"",
+	  "t.pbtx:3:22: unique_session_name \"my session\" has ' ': use letters, digits" },
+	{ BUF FT "unique_session_name: \"0123456789012345678901234567890123456789012345678901234567890123\"",
+	  "unique_session_name must be 1 to 63 characters" },
+	{ BUF FT "output_path: \"\"", "t.pbtx:3:14: output_path is empty" },
+	{ BUF "buffers { size_kb: 64 }\nbuffers { size_kb: 64 }\nbuffers { size_kb: 64 }\nbuffers { size_kb: 64 }\n"
+	  "data_sources { config { name: \"linux.ftrace\" target_buffer: 0 ftrace_config { ftrace_events: \"a/b\" } } }\n"
+	  "data_sources { config { name: \"linux.ftrace\" target_buffer: 1 ftrace_config { ftrace_events: \"a/b\" } } }\n"
+	  "data_sources { config { name: \"linux.ftrace\" target_buffer: 2 ftrace_config { ftrace_events: \"a/b\" } } }\n"
+	  "data_sources { config { name: \"linux.ftrace\" target_buffer: 3 ftrace_config { ftrace_events: \"a/b\" } } }\n"
+	  "data_sources { config { name: \"linux.ftrace\" target_buffer: 4 ftrace_config { ftrace_events: \"a/b\" } } }\n",
+	  "linux.ftrace sources write into 5 different buffers: pbtrace supports at most 4" },
+	{ "duration_ms: 5\nbuffers { size_kb: -5 }", "t.pbtx:2:20: value out of range for uint32: -5" },
+};
+
+static void test_bad(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_configs) / sizeof(bad_configs[0]); i++) {
+		const struct bad *b = &bad_configs[i];
+		char err[512] = "";
+		struct pbt_config c;
+		int r;
+
+		r = pbt_config_parse(b->text, strlen(b->text), "t.pbtx",
+				     PBT_CONFIG_AUTO, &c, err, sizeof(err));
+		tap(r == -EINVAL && strstr(err, b->words) && !c.tc && !c.bytes,
+		    "refused: %s", b->words);
+		if (r != -EINVAL || !strstr(err, b->words))
+			printf("# got %d: %s\n", r, err);
+		pbt_config_free(&c);
+	}
+}
+
+/* A binary config whose fill_policy is out of range: protobuf-c does not
+ * check closed enums, so config.c must. buffers{size_kb:1024 fill_policy:7}
+ * and a linux.ftrace source. */
+static void test_bad_binary(void)
+{
+	static const uint8_t bin[] = {
+		0x0a, 0x05, 0x08, 0x80, 0x08, 0x20, 0x07,
+		0x12, 0x1a, 0x0a, 0x18, 0x0a, 0x0c, 'l', 'i', 'n', 'u', 'x',
+		'.', 'f', 't', 'r', 'a', 'c', 'e', 0xa2, 0x06, 0x07, 0x0a,
+		0x05, 'a', '/', 'b', 'c', 'd',
+	};
+	char err[512] = "";
+	struct pbt_config c;
+	int r;
+
+	r = pbt_config_parse(bin, sizeof(bin), "x.pb", PBT_CONFIG_AUTO, &c,
+			     err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "x.pb: buffers[0].fill_policy 7 is not a fill policy"),
+	    "binary fill_policy 7 refused (%s)", err);
+	pbt_config_free(&c);
+	r = pbt_config_parse(bin, 9, "x.pb", PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "not a valid binary TraceConfig"),
+	    "truncated binary refused (%s)", err);
+	pbt_config_free(&c);
+}
+
+static void test_spec_rules(void)
+{
+	static const char two_sources[] =
+		"buffers { size_kb: 256 }\n"
+		"data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/sched_switch\" tids_to_trace: 7 } } }\n"
+		"data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/sched_switch\" ftrace_events: \"irq/irq_handler_entry\" } } }\n"
+		"data_sources { config { name: \"linux.sys_stats\" ftrace_config { } } }\n";
+	char err[512] = "", *many;
+	struct pbt_session_spec spec;
+	struct pbt_config c;
+	size_t i, n = 0;
+	int r;
+
+	r = pbt_config_parse(two_sources, sizeof(two_sources) - 1, "t.pbtx",
+			     PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	tap(!r && has_warning(&c, "t.pbtx:4:49: data_sources[2] \"linux.sys_stats\" has an ftrace_config"),
+	    "stray ftrace_config on linux.sys_stats warned about at its line:col");
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && spec.nr_buffers == 1 && spec.buffers[0].nr_events == 2 &&
+	    spec.buffers[0].nr_pids == 0 &&
+	    has_warning(&c, "tids_to_trace does not narrow this buffer"),
+	    "two sources in one buffer: events merged without duplicates, tids filter dropped with a warning");
+	tap(!r && !strncmp(spec.name, "pbtrace-", 8),
+	    "no unique_session_name: a generated name (%s)", r ? "" : spec.name);
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 16, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "buffers[0].size_kb 256 is too small for 16 CPUs") &&
+	    strstr(err, "use size_kb: 512 or more"),
+	    "buffer smaller than 2 chunks per CPU refused (%s)", err);
+	pbt_config_free(&c);
+
+	many = malloc(8192);
+	n = (size_t)sprintf(many, "buffers { size_kb: 1024 }\ndata_sources { config { name: \"linux.ftrace\" ftrace_config {");
+	for (i = 0; i < PBT_MAX_EVENTS + 1; i++)
+		n += (size_t)sprintf(many + n, " ftrace_events: \"g/e%zu\"", i);
+	n += (size_t)sprintf(many + n, " } } }\n");
+	r = pbt_config_parse(many, n, "t.pbtx", PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "more than 32 distinct events"),
+	    "33 events in one buffer refused (%s)", err);
+	pbt_config_free(&c);
+	free(many);
+}
+
+static void test_flags(void)
+{
+	static const char *const events[] = {
+		"sched/sched_switch", "sched/sched_waking",
+	};
+	static const uint32_t pids[] = { 42, 43 };
+	struct pbt_config_flags fl = {
+		.events = events, .nr_events = 2, .size_kb = 4096,
+		.fill_policy = PBTRACE_FILL_DISCARD, .duration_ms = 5000,
+		.output = "/tmp/a \"b\".pftrace", .name = "adhoc",
+		.pids = pids, .nr_pids = 2, .file_write_period_ms = 250,
+	};
+	struct pbt_config c, t;
+	struct pbt_session_spec spec;
+	char err[512] = "", *text = NULL;
+	int r;
+
+	r = pbt_config_from_flags(&fl, &c, &text, err, sizeof(err));
+	tap(!r && text, "flags make a config (%s)", err);
+	if (r)
+		return;
+	r = pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && spec.nr_buffers == 1 && spec.buffers[0].size_kb == 4096 &&
+	    spec.buffers[0].fill_policy == PBTRACE_FILL_DISCARD &&
+	    events_are(&spec.buffers[0], events, 2) &&
+	    spec.buffers[0].nr_pids == 2 && spec.buffers[0].pids[1] == 43 &&
+	    !strcmp(spec.name, "adhoc") &&
+	    !strcmp(spec.output, "/tmp/a \"b\".pftrace"),
+	    "flags spec: size, policy, events, pids, name, output with quotes");
+	tap(c.tc->duration_ms == 5000 && c.tc->write_into_file &&
+	    c.tc->file_write_period_ms == 250 && c.tc->n_data_sources == 2 &&
+	    c.tc->data_sources[1]->config->process_stats_config &&
+	    c.tc->data_sources[1]->config->process_stats_config->scan_all_processes_on_start,
+	    "flags config: duration, streaming, process tree at start");
+	r = pbt_config_parse(text, strlen(text), "flags.pbtx", PBT_CONFIG_AUTO,
+			     &t, err, sizeof(err));
+	tap(!r && t.len == c.len && !memcmp(t.bytes, c.bytes, c.len),
+	    "the printed text of the flags loads to the same bytes (file mode == flag mode)");
+	if (!r)
+		pbt_config_free(&t);
+	pbt_config_free(&c);
+	free(text);
+
+	fl.nr_events = 0;
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "no events given"), "flags without events refused");
+	pbt_config_free(&c);
+	fl.nr_events = 1;
+	fl.events = (const char *const[]){ "sched switch" };
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "tracectl flags: data_sources[0] ftrace_events[0] \"sched switch\" is not \"group/name\""),
+	    "flags with a bad event name refused without line numbers (%s)", err);
+	pbt_config_free(&c);
+	tap(pbt_fill_policy_from_name("ring") == PBTRACE_FILL_RING_BUFFER &&
+	    pbt_fill_policy_from_name("DISCARD") == PBTRACE_FILL_DISCARD &&
+	    pbt_fill_policy_from_name("drop") == -1,
+	    "fill policy names");
+}
+
+static void test_detect_and_io(void)
+{
+	static const char text[] = "duration_ms: 5\n# é\n";
+	static const char bin[] = "\x18\x05";
+	char err[512] = "";
+	struct pbt_config c;
+	int r;
+
+	tap(pbt_config_detect("a.pbtx", bin, 2) == PBT_CONFIG_TEXT &&
+	    pbt_config_detect("a.pb", text, sizeof(text) - 1) == PBT_CONFIG_BINARY &&
+	    pbt_config_detect("a", text, sizeof(text) - 1) == PBT_CONFIG_TEXT &&
+	    pbt_config_detect("a", bin, 2) == PBT_CONFIG_BINARY &&
+	    pbt_config_detect(NULL, "", 0) == PBT_CONFIG_TEXT,
+	    "format by extension first, else by content");
+	r = pbt_config_load("/nonexistent/x.pbtx", PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	tap(r == -ENOENT && strstr(err, "/nonexistent/x.pbtx: cannot open config: No such file"),
+	    "missing file: %s", err);
+	pbt_config_free(&c);
+}
+
+int main(void)
+{
+	find_dirs();
+	printf("# schema %s, scratch %s\n", schema_dir, tmp_dir);
+	test_full();
+	test_binary();
+	test_bad();
+	test_bad_binary();
+	test_spec_rules();
+	test_flags();
+	test_detect_and_io();
+	printf("1..%d\n", nr_tests);
+	if (!nr_failed)
+		sh("rm -rf '%s'", tmp_dir);
+	return nr_failed ? 1 : 0;
+}
