@@ -33,6 +33,60 @@ check:
 demo:
 	tools/demo
 
+# ---- style: checkpatch and sparse, both must be silent -------------------------
+
+CACHE ?= /var/cache/pbtrace
+CHECKPATCH ?= $(CACHE)/linux-source/scripts/checkpatch.pl
+# Two checks do not fit an out-of-tree module: LINUX_VERSION_CODE is how
+# kmod/compat.h supports 5.15..current, and CONSTANT_COMPARISON misfires on
+# constant-vs-constant tests (version checks, BUILD_BUG_ON of field numbers).
+CHECKPATCH_FLAGS = --no-tree --quiet --show-types --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON
+STYLE_FILES = $(sort $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h))
+SPARSE_LOG = $(CURDIR)/out/sparse.log
+
+style:
+	@test -r $(CHECKPATCH) || tools/deps
+	perl $(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $(STYLE_FILES)
+	@# C=2 runs sparse on every file, rebuilt or not. Headers of the kernel
+	@# are not ours: only warnings in our files fail the target.
+	@mkdir -p out
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules > $(SPARSE_LOG) 2>&1 || \
+		{ cat $(SPARSE_LOG); exit 1; }
+	@if grep -E '^($(CURDIR)/)?(kmod|include)/[^:]*:[0-9]+:[0-9]+: (warning|error):' $(SPARSE_LOG); then \
+		echo "sparse: warnings above (full log: $(SPARSE_LOG))" >&2; exit 1; \
+	fi
+	@echo "style: checkpatch and sparse clean ($(words $(STYLE_FILES)) files)"
+
+# ---- DKMS: what a fleet machine runs ---------------------------------------------
+
+# The running kernel if its headers are here, else the one tools/deps picks.
+DKMS_KVER ?= $(if $(wildcard /lib/modules/$(shell uname -r)/build),$(shell uname -r),$(shell tools/deps --kver))
+DKMS_SRC = /usr/src/pbtrace-$(PACKAGE_VERSION)
+DKMS_EXCLUDE = --exclude-vcs --exclude=./out --exclude=./gen --exclude='./user/build*' \
+	--exclude=./selftests/pbtrace/build --exclude='*.o' --exclude='*.ko' \
+	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' --exclude='*.a' \
+	--exclude=Module.symvers --exclude=modules.order --exclude=.tmp_versions
+
+dkms-install:
+	@test "$$(id -u)" = 0 || { echo "dkms-install: run as root" >&2; exit 1; }
+	@test -n "$(PACKAGE_VERSION)" || { echo "dkms-install: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	@# Replace any earlier install of this version: dkms add refuses duplicates.
+	@if dkms status pbtrace/$(PACKAGE_VERSION) | grep -q .; then \
+		dkms remove pbtrace/$(PACKAGE_VERSION) --all; fi
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)
+	tar -C $(CURDIR) $(DKMS_EXCLUDE) -cf - . | tar -C $(DKMS_SRC) -xf -
+	dkms add pbtrace/$(PACKAGE_VERSION)
+	dkms build pbtrace/$(PACKAGE_VERSION) -k $(DKMS_KVER)
+	dkms install pbtrace/$(PACKAGE_VERSION) -k $(DKMS_KVER)
+	@echo "dkms-install: pbtrace $(PACKAGE_VERSION) installed for $(DKMS_KVER); load it with: modprobe pbtrace"
+
+dkms-uninstall:
+	@test "$$(id -u)" = 0 || { echo "dkms-uninstall: run as root" >&2; exit 1; }
+	@if dkms status pbtrace/$(PACKAGE_VERSION) | grep -q .; then \
+		dkms remove pbtrace/$(PACKAGE_VERSION) --all; fi
+	rm -rf $(DKMS_SRC)
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C user clean

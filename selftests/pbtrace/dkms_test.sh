@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tools/vm: --modprobe --no-module
+#
+# The fleet install path: make dkms-install builds pbtrace.ko with DKMS for
+# the guest kernel and puts it under /lib/modules/KVER/updates/dkms/; in the
+# guest, modprobe pbtrace must load exactly that file. The guest sees the
+# host root read-only, so tools/check runs this script three times:
+#
+#   dkms_test.sh --host-setup     on the host, before the boot (root)
+#   dkms_test.sh                  in the guest, booted with the flags above
+#   dkms_test.sh --host-cleanup   on the host, after the boot
+#
+# Each part prints TAP lines; tools/check counts them all.
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KVER=${KVER:-$("$TOP/tools/deps" --kver)}
+DEST=/lib/modules/$KVER/updates/dkms
+N=0
+FAILED=0
+
+ok() { echo "ok $((++N)) - $*"; }
+not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# The GNU build ID of an ELF file, and of a loaded module (from sysfs; the
+# note is 12 bytes of header, "GNU\0", then the 20-byte ID).
+file_build_id() { readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3 }'; }
+loaded_build_id() {
+	od -An -tx1 -j16 -N20 "/sys/module/$1/notes/.note.gnu.build-id" 2>/dev/null | tr -d ' \n'
+}
+
+host_setup() {
+	N=0
+	local log=$TOP/out/dkms-install.log
+	mkdir -p "$TOP/out"
+	if make -C "$TOP" --no-print-directory dkms-install DKMS_KVER="$KVER" >"$log" 2>&1; then
+		ok "make dkms-install: dkms add/build/install for $KVER"
+	else
+		tail -n 20 "$log" | sed 's/^/# /'
+		not_ok "make dkms-install: dkms add/build/install for $KVER (log: out/dkms-install.log)"
+	fi
+	check "pbtrace.ko installed under $DEST/" test -f "$DEST/pbtrace.ko"
+	check "dkms status says installed for $KVER" \
+		bash -c "dkms status pbtrace -k '$KVER' | grep -q ': installed'"
+	check "modules.dep names the DKMS file" \
+		grep -q "^updates/dkms/pbtrace.ko:" "/lib/modules/$KVER/modules.dep"
+}
+
+guest() {
+	N=4
+	local path
+	path=$(modinfo -k "$KVER" -n pbtrace 2>/dev/null)
+	check "modinfo -n pbtrace resolves to $DEST/pbtrace.ko (got '${path:-nothing}')" \
+		test "$path" = "$DEST/pbtrace.ko"
+	check "modprobe pbtrace loaded the module" test -d /sys/module/pbtrace
+	check "srcversion of the loaded module matches the DKMS file" \
+		test "$(cat /sys/module/pbtrace/srcversion 2>/dev/null)" = \
+		"$(modinfo -F srcversion "$DEST/pbtrace.ko" 2>/dev/null)"
+	# srcversion hashes the sources, so the repo's own build has the same
+	# one; the build ID tells the two binaries apart.
+	local want got repo
+	want=$(file_build_id "$DEST/pbtrace.ko")
+	got=$(loaded_build_id pbtrace)
+	repo=$(file_build_id "$TOP/pbtrace.ko")
+	echo "# build id: loaded ${got:-?}, dkms ${want:-?}, repo ${repo:-none}"
+	check "build ID of the loaded module is the DKMS file's" \
+		test -n "$want" -a "$want" = "$got"
+	check "rmmod pbtrace" rmmod pbtrace
+}
+
+host_cleanup() {
+	N=9
+	local log=$TOP/out/dkms-uninstall.log
+	if make -C "$TOP" --no-print-directory dkms-uninstall >"$log" 2>&1; then
+		ok "make dkms-uninstall"
+	else
+		tail -n 20 "$log" | sed 's/^/# /'
+		not_ok "make dkms-uninstall (log: out/dkms-uninstall.log)"
+	fi
+	check "no pbtrace left in DKMS, $DEST or /usr/src" bash -c "
+		! dkms status pbtrace | grep -q . &&
+		! test -e '$DEST/pbtrace.ko' &&
+		! ls -d /usr/src/pbtrace-* >/dev/null 2>&1"
+}
+
+case ${1:-} in
+--host-setup) host_setup ;;
+--host-cleanup) host_cleanup ;;
+"") guest ;;
+*) echo "dkms_test.sh: unknown argument '$1'" >&2; exit 2 ;;
+esac
+exit $FAILED
