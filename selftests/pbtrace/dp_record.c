@@ -231,9 +231,10 @@ static int cmd_workload(const char *file, int n, int k, int m)
 	session_new(&rc, &b);
 	if (pipe(pp.to_a) || pipe(pp.to_b))
 		die("pipe: %s", strerror(errno));
+	/* Printed before the start: our getppid calls must be exactly k. */
+	printf("pid=%d\nppid=%d\nn=%d\nk=%d\nm=%d\n", getpid(), getppid(),
+	       n, k, m);
 	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
-
-	printf("pid=%d\n", getpid());
 	for (i = 0; i < n; i++) {
 		child = fork();
 		if (child < 0)

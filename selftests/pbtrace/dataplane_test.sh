@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Data-plane tests: run in a guest with pbtrace.ko loaded, e.g.
+#   tools/vm -- selftests/pbtrace/dataplane_test.sh
+# Records through the real path (genl session + /dev/pbtrace reader, by
+# build/dp_record), decodes with protoc against Perfetto's own schema and
+# compares with what the workload did (dp_check.py). Prints TAP.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+schema=${PBTRACE_SCHEMA_DIR:-$top/../shared/perfetto}
+rec=$here/build/dp_record
+tmp=$(mktemp -d /tmp/dataplane.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# Workload sizes: N forks, K getppid, M pipe round trips; K_EXACT getppid
+# calls into a buffer far too small for them.
+N=${DP_FORKS:-10}
+K=${DP_GETPPID:-500}
+M=${DP_PINGPONG:-100}
+K_EXACT=${DP_EXACT:-2000}
+
+nr=0
+failed=0
+ok() { nr=$((nr + 1)); echo "ok $nr - $1"; }
+not_ok() { nr=$((nr + 1)); failed=$((failed + 1)); echo "not ok $nr - $1"; }
+result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
+
+# dp_check.py's PASS/FAIL lines as TAP (from a file: the guest has no
+# /dev/fd for process substitution, and a pipe would lose the counters).
+tap_checks() {
+	local prefix=$1 line done=0
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) ok "$prefix: ${line#PASS }" ;;
+		FAIL\ *) not_ok "$prefix: ${line#FAIL }" ;;
+		DONE) done=1 ;;
+		*) echo "# $line" ;;
+		esac
+	done
+	[ $done = 1 ] || not_ok "$prefix: dp_check.py did not finish (see above)"
+}
+
+decode() {
+	protoc -I "$schema" --decode=perfetto.protos.Trace perfetto_trace.proto \
+		< "$1" > "$2" 2> "$2.err"
+}
+
+echo "TAP version 13"
+if [ ! -x "$rec" ]; then
+	not_ok "dp_record missing: build it with 'make -C selftests/pbtrace'"
+	exit 1
+fi
+if [ ! -e "$schema/perfetto_trace.proto" ]; then
+	not_ok "no Perfetto schema in $schema: set PBTRACE_SCHEMA_DIR"
+	exit 1
+fi
+
+# The device: a char device only root may open.
+mode=$(stat -c %a /dev/pbtrace 2>/dev/null)
+[ "$mode" = 600 ] && [ -c /dev/pbtrace ]
+result $? "/dev/pbtrace is a char device with mode 0600 (is: ${mode:-missing})"
+
+# The mapping is read-only and stays so.
+if "$rec" mmap > "$tmp/mmap" 2> "$tmp/mmap.err"; then
+	grep -q '^mmap_write=mapped' "$tmp/mmap"
+	result $((!$?)) "mmap with PROT_WRITE fails ($(grep mmap_write "$tmp/mmap"))"
+	grep -q '^mprotect_write=allowed' "$tmp/mmap"
+	result $((!$?)) "mprotect to PROT_WRITE fails ($(grep mprotect_write "$tmp/mmap"))"
+	grep -q '^mmap_too_big=mapped' "$tmp/mmap"
+	result $((!$?)) "mmap larger than the buffer fails"
+else
+	not_ok "dp_record mmap: $(cat "$tmp/mmap.err")"
+fi
+
+# A known workload, decoded with Perfetto's schema.
+if "$rec" workload "$tmp/w.pftrace" "$N" "$K" "$M" > "$tmp/w.info" 2> "$tmp/w.err"; then
+	if decode "$tmp/w.pftrace" "$tmp/w.txt"; then
+		ok "workload: every packet decodes with Perfetto's schema"
+		/usr/bin/python3 "$here/dp_check.py" workload "$tmp/w.txt" \
+			"$tmp/w.info" > "$tmp/w.check" 2>&1
+		tap_checks workload < "$tmp/w.check"
+	else
+		not_ok "workload: protoc cannot decode the file: $(head -c 300 "$tmp/w.txt.err")"
+	fi
+else
+	not_ok "workload: dp_record failed: $(cat "$tmp/w.err")"
+fi
+
+# Exact loss accounting for both fill policies.
+for policy in ring discard; do
+	f=$tmp/$policy
+	if "$rec" exact "$f.pftrace" "$policy" "$K_EXACT" > "$f.info" 2> "$f.err"; then
+		if decode "$f.pftrace" "$f.txt"; then
+			ok "$policy: every packet decodes with Perfetto's schema"
+			/usr/bin/python3 "$here/dp_check.py" exact "$f.txt" \
+				"$f.info" "$policy" > "$f.check" 2>&1
+			tap_checks "$policy" < "$f.check"
+		else
+			not_ok "$policy: protoc cannot decode the file: $(head -c 300 "$f.txt.err")"
+		fi
+	else
+		not_ok "$policy: dp_record failed: $(cat "$f.err")"
+	fi
+done
+
+echo "1..$nr"
+[ "$failed" = 0 ]
