@@ -74,13 +74,16 @@ static int may_read(struct sk_buff *skb, struct netlink_ext_ack *extack)
 }
 
 /*
- * GENL_ADMIN_PERM makes the core check CAP_NET_ADMIN; tracing is a
- * CAP_SYS_ADMIN matter, so that is checked here on top.
+ * Commands that change state need CAP_SYS_ADMIN. GENL_ADMIN_PERM would
+ * check CAP_NET_ADMIN instead, and fail before any extack could say what
+ * is missing, so the check is ours.
  */
+#define PBT_ADMIN BIT(0)	/* genl_ops.internal_flags */
+
 static int pbt_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
 			struct genl_info *info)
 {
-	if (!(ops->flags & GENL_ADMIN_PERM))
+	if (!(ops->internal_flags & PBT_ADMIN))
 		return may_read(skb, info->extack);
 	if (netlink_capable(skb, CAP_SYS_ADMIN))
 		return 0;
@@ -704,23 +707,23 @@ static const struct genl_ops pbt_ops[] = {
 	{
 		.cmd = PBTRACE_CMD_NEW_SESSION,
 		.doit = pbt_nl_new_session,
-		.flags = GENL_ADMIN_PERM,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_START_SESSION,
 		.doit = pbt_nl_session_op,
-		.flags = GENL_ADMIN_PERM,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_STOP_SESSION,
 		.doit = pbt_nl_session_op,
-		.flags = GENL_ADMIN_PERM,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_FLUSH_SESSION,
 		.doit = pbt_nl_session_op,
-		.flags = GENL_ADMIN_PERM,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_DESTROY_SESSION,
 		.doit = pbt_nl_session_op,
-		.flags = GENL_ADMIN_PERM,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_GET_SESSION,
 		.doit = pbt_nl_get_session,
@@ -729,7 +732,7 @@ static const struct genl_ops pbt_ops[] = {
 	}, {
 		.cmd = PBTRACE_CMD_TRIGGER,
 		.doit = pbt_nl_trigger,
-		.flags = GENL_ADMIN_PERM,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_LIST_EVENTS,
 		.start = pbt_nl_list_events_start,
@@ -737,7 +740,7 @@ static const struct genl_ops pbt_ops[] = {
 	}, {
 		.cmd = PBTRACE_CMD_REGISTER_DAEMON,
 		.doit = pbt_nl_register_daemon,
-		.flags = GENL_ADMIN_PERM,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_GET_STATUS,
 		.doit = pbt_nl_get_status,
