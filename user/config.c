@@ -308,11 +308,35 @@ static int check_ftrace(const struct check *k, size_t ds, const ftrace_config *f
 		warn(k, fc, "buffer_size_kb", 0,
 		     "data_sources[%zu] ftrace_config.buffer_size_kb is not implemented by pbtrace (its kernel buffers are sized by buffers[].size_kb); ignored",
 		     ds);
+	if (fc->has_drain_period_ms)
+		warn(k, fc, "drain_period_ms", 0,
+		     "data_sources[%zu] ftrace_config.drain_period_ms is not implemented by pbtrace (traced takes chunks as soon as they are sealed; flush_period_ms seals partial ones); ignored",
+		     ds);
 	if (!fc->n_ftrace_events && !fc->n_syscall_events)
 		warn(k, fc, NULL, 0,
 		     "data_sources[%zu] linux.ftrace has no ftrace_events or syscall_events pbtrace can record; it records nothing",
 		     ds);
 	return 0;
+}
+
+/* What traced does regardless of these settings (see traced.c). */
+static void check_stats(const struct check *k, size_t ds, const ds_config *dc)
+{
+	const Perfetto__Protos__ProcessStatsConfig *p = dc->process_stats_config;
+	const Perfetto__Protos__SysStatsConfig *s = dc->sys_stats_config;
+
+	if (p && p->has_scan_all_processes_on_start && !p->scan_all_processes_on_start)
+		warn(k, p, "scan_all_processes_on_start", 0,
+		     "data_sources[%zu] scan_all_processes_on_start: false is not implemented: pbtrace always writes the process tree at start (names and tgids need it)",
+		     ds);
+	if (p && p->has_record_thread_names && !p->record_thread_names)
+		warn(k, p, "record_thread_names", 0,
+		     "data_sources[%zu] record_thread_names: false is not implemented: pbtrace always records thread names",
+		     ds);
+	if (s && s->n_stat_counters)
+		warn(k, s, "stat_counters", 0,
+		     "data_sources[%zu] stat_counters is not implemented by pbtrace: every part of /proc/stat it knows is reported",
+		     ds);
 }
 
 /* Warns about a sub-config the data source of that name does not read. */
@@ -358,6 +382,7 @@ static int check_data_sources(const struct check *k)
 				    tc->n_buffers == 1 ? "is" : "are", tc->n_buffers,
 				    tc->n_buffers == 1 ? "" : "s", tc->n_buffers - 1);
 		check_stray(k, i, dc);
+		check_stats(k, i, dc);
 		if (!strcmp(dc->name, DS_FTRACE)) {
 			if (dc->ftrace_config) {
 				r = check_ftrace(k, i, dc->ftrace_config);

@@ -152,6 +152,9 @@ static void test_full(void)
 	    "ftrace_config.buffer_size_kb warns at its line:col");
 	tap(has_warning(&c, "full.pbtx:80:26: trigger_config.triggers[1].producer_name_regex is not implemented"),
 	    "producer_name_regex warns at its line:col");
+	tap(has_warning(&c, "full.pbtx:25:24: data_sources[0] ftrace_config.drain_period_ms is not implemented") &&
+	    has_warning(&c, "full.pbtx:62:22: data_sources[3] stat_counters is not implemented"),
+	    "drain_period_ms and stat_counters, which traced does not use, warned about");
 	r = pbt_config_to_spec(&c, &spec, map, 2, err, sizeof(err));
 	tap(!r && spec.nr_buffers == 2 && map[0] == 0 && map[1] == 1,
 	    "two kernel buffers: config buffers 0 and 1 (buffer 2 has no ftrace source) (%s)",
