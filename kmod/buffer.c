@@ -140,6 +140,7 @@ static int take_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 	for (k = 0; k < b->chunks_per_cpu; k++) {
 		idx = (w->next + k) % b->chunks_per_cpu;
 		m = chunk_meta(b, cpu, idx);
+		/* Acquire: our writes to a FREE chunk follow the reader's put. */
 		state = smp_load_acquire(&m->state);
 		if (state == PBTRACE_CHUNK_FREE) {
 			WRITE_ONCE(m->state, PBTRACE_CHUNK_WRITING);
@@ -207,6 +208,7 @@ static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 	WRITE_ONCE(m->events, w->events);
 	WRITE_ONCE(m->cpu, cpu);
 	WRITE_ONCE(m->seq, atomic64_inc_return(&b->seq));
+	/* Release: a reader that sees SEALED sees the bytes and meta too. */
 	smp_store_release(&m->state, PBTRACE_CHUNK_SEALED);
 	stat_add(&b->stats[cpu].chunks_sealed, 1);
 	w->next = (w->cur + 1) % b->chunks_per_cpu;
@@ -561,6 +563,7 @@ static int oldest_sealed(struct pbt_buffer *b, u64 *seq)
 		struct pbtrace_chunk_meta *m = &b->meta[i];
 		u64 s;
 
+		/* Acquire: pairs with seal_chunk(), so seq is the sealed one. */
 		if (smp_load_acquire(&m->state) != PBTRACE_CHUNK_SEALED)
 			continue;
 		s = READ_ONCE(m->seq);
