@@ -14,6 +14,8 @@
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -397,6 +399,118 @@ static void check_types(void)
 	textpb_error_free(&err);
 }
 
+/*
+ * The config schema has no float, double, bytes, sint or oneof fields, but
+ * textpb must handle every type a future field may have: a hand-written
+ * descriptor, the same shape protoc-c generates, for
+ *   message Kinds { optional float f = 1; optional double d = 2;
+ *     optional bytes b = 3; optional sint32 s32 = 4;
+ *     optional sfixed64 sf64 = 5; repeated double rd = 6;
+ *     oneof which { string os = 7; int32 oi = 8; } }
+ */
+struct kinds {
+	ProtobufCMessage base;
+	protobuf_c_boolean has_f;
+	float f;
+	protobuf_c_boolean has_d;
+	double d;
+	protobuf_c_boolean has_b;
+	ProtobufCBinaryData b;
+	protobuf_c_boolean has_s32;
+	int32_t s32;
+	protobuf_c_boolean has_sf64;
+	int64_t sf64;
+	size_t n_rd;
+	double *rd;
+	uint32_t which;
+	union {
+		char *os;
+		int32_t oi;
+	};
+};
+
+#define K_FIELD(n, id, lab, type, q, m, fl) \
+	{ n, id, PROTOBUF_C_LABEL_##lab, PROTOBUF_C_TYPE_##type, \
+	  offsetof(struct kinds, q), offsetof(struct kinds, m), NULL, NULL, \
+	  fl, 0, NULL, NULL }
+
+static const ProtobufCFieldDescriptor kinds_fields[] = {
+	K_FIELD("f", 1, OPTIONAL, FLOAT, has_f, f, 0),
+	K_FIELD("d", 2, OPTIONAL, DOUBLE, has_d, d, 0),
+	K_FIELD("b", 3, OPTIONAL, BYTES, has_b, b, 0),
+	K_FIELD("s32", 4, OPTIONAL, SINT32, has_s32, s32, 0),
+	K_FIELD("sf64", 5, OPTIONAL, SFIXED64, has_sf64, sf64, 0),
+	K_FIELD("rd", 6, REPEATED, DOUBLE, n_rd, rd, 0),
+	K_FIELD("os", 7, OPTIONAL, STRING, which, os, PROTOBUF_C_FIELD_FLAG_ONEOF),
+	K_FIELD("oi", 8, OPTIONAL, INT32, which, oi, PROTOBUF_C_FIELD_FLAG_ONEOF),
+};
+static const unsigned int kinds_by_name[] = { 2, 1, 0, 7, 6, 5, 3, 4 };
+static const ProtobufCIntRange kinds_ranges[] = { { 1, 0 }, { 0, 8 } };
+
+static void kinds_init(ProtobufCMessage *m);
+
+static const ProtobufCMessageDescriptor kinds_desc = {
+	PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC, "test.Kinds", "Kinds", "Kinds",
+	"test", sizeof(struct kinds), 8, kinds_fields, kinds_by_name, 1,
+	kinds_ranges, kinds_init, NULL, NULL, NULL,
+};
+
+static void kinds_init(ProtobufCMessage *m)
+{
+	memset(m, 0, sizeof(struct kinds));
+	m->descriptor = &kinds_desc;
+}
+
+static struct kinds *kinds_parse(const char *text, struct textpb_error *err)
+{
+	return (struct kinds *)textpb_parse(&kinds_desc, text, strlen(text), err);
+}
+
+static void check_kinds(void)
+{
+	struct textpb_error err = { 0 };
+	struct kinds *k, *back;
+	uint8_t buf[256];
+	size_t len;
+
+	k = kinds_parse("f: 1.5f d: -inf b: \"a\\0b\\xff\" s32: -7 "
+			"sf64: -0x8000000000000000 rd: [1e3, .5, -2, nan, 0x10] os: 'x'",
+			&err);
+	tap(k && k->has_f && k->f == 1.5f && k->has_d && isinf(k->d) && k->d < 0 &&
+	    k->has_b && k->b.len == 4 && !memcmp(k->b.data, "a\0b\xff", 4) &&
+	    k->s32 == -7 && k->sf64 == INT64_MIN && k->n_rd == 5 &&
+	    k->rd[0] == 1000 && k->rd[1] == 0.5 && k->rd[2] == -2 &&
+	    isnan(k->rd[3]) && k->rd[4] == 16 && k->which == 7 && !strcmp(k->os, "x"),
+	    "float, double (inf, nan, hex), bytes with NUL, sint32, sfixed64, oneof (%s)",
+	    err.msg);
+	if (k) {
+		len = protobuf_c_message_pack(&k->base, buf);
+		back = (struct kinds *)protobuf_c_message_unpack(&kinds_desc, NULL, len, buf);
+		tap(back && back->f == 1.5f && back->b.len == 4 && back->n_rd == 5 &&
+		    back->sf64 == INT64_MIN && back->which == 7 && !strcmp(back->os, "x"),
+		    "the parsed message packs and unpacks with protobuf-c");
+		if (back)
+			protobuf_c_message_free_unpacked(&back->base, NULL);
+		protobuf_c_message_free_unpacked(&k->base, NULL);
+	}
+	textpb_error_free(&err);
+	k = kinds_parse("os: \"x\"\noi: 5", &err);
+	tap(!k && err.line == 2 && err.col == 1 && strstr(err.msg, "oneof"),
+	    "two fields of one oneof refused (%u:%u %s)", err.line, err.col, err.msg);
+	textpb_error_free(&err);
+	k = kinds_parse("d: 1e", &err);
+	tap(!k && err.col == 4 && strstr(err.msg, "invalid number"),
+	    "malformed float refused (%s)", err.msg);
+	textpb_error_free(&err);
+	k = kinds_parse("f: true", &err);
+	tap(!k && strstr(err.msg, "expected number"), "bool for a float refused");
+	textpb_error_free(&err);
+	k = kinds_parse("s32: 2147483648", &err);
+	tap(!k && strstr(err.msg, "value out of range for sint32"),
+	    "sint32 range checked");
+	textpb_error_free(&err);
+}
+
 static void check_positions(void)
 {
 	static const char text[] =
@@ -441,6 +555,7 @@ int main(void)
 	check_warnings();
 	check_types();
 	check_positions();
+	check_kinds();
 	printf("1..%d\n", nr_tests);
 	if (!nr_failed)
 		sh("rm -rf '%s'", tmp_dir);
