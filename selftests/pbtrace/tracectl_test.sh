@@ -1,0 +1,222 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tracectl end to end: every command and every documented exit code, with
+# the real module and the real traced. Run in a guest with pbtrace.ko
+# loaded, as root:
+#   tools/vm -- selftests/pbtrace/tracectl_test.sh
+# Produced files are decoded with Perfetto's own schema (not ours).
+# Prints TAP.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+schema=${PBTRACE_SCHEMA_DIR:-$top/../shared/perfetto}
+bin=${PBTRACE_USER_BUILD:-$top/user/build}
+tracectl=$bin/tracectl
+traced=$bin/traced
+ko=${PBTRACE_KO:-$top/pbtrace.ko}
+tmp=$(mktemp -d /tmp/tracectl.XXXXXX)
+traced_pid=
+
+cleanup() {
+	[ -n "$traced_pid" ] && kill "$traced_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+nr=0
+failed=0
+ok() { nr=$((nr + 1)); echo "ok $nr - $1"; }
+not_ok() { nr=$((nr + 1)); failed=$((failed + 1)); echo "not ok $nr - $1"; }
+
+# expect CODE NAME CMD...: CMD exits with CODE; its output in $tmp/out.
+expect() {
+	local want=$1 name=$2 rc
+	shift 2
+	"$@" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ]; then
+		ok "$name (exit $rc)"
+	else
+		not_ok "$name (exit $rc, want $want)"
+		sed 's/^/#   /' "$tmp/out"
+	fi
+}
+
+# says PATTERN NAME: the last command's output matches PATTERN.
+says() {
+	if grep -Eq -- "$1" "$tmp/out"; then
+		ok "$2"
+	else
+		not_ok "$2: no /$1/ in:"
+		sed 's/^/#   /' "$tmp/out"
+	fi
+}
+
+start_traced() {
+	"$traced" >"$tmp/traced.log" 2>&1 &
+	traced_pid=$!
+	for _ in $(seq 50); do
+		grep -q ready "$tmp/traced.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "# traced did not come up:"
+	sed 's/^/#   /' "$tmp/traced.log"
+}
+
+stop_traced() {
+	kill -9 "$traced_pid" 2>/dev/null
+	wait "$traced_pid" 2>/dev/null
+	traced_pid=
+}
+
+# decodes FILE NAME: Perfetto's schema decodes FILE and it has sched_switch.
+decodes() {
+	if protoc -I "$schema" --decode=perfetto.protos.Trace \
+		perfetto_trace.proto <"$1" >"$tmp/decoded" 2>"$tmp/decode.err" &&
+	   grep -q 'sched_switch {' "$tmp/decoded" &&
+	   grep -q 'machine: "' "$tmp/decoded"; then
+		ok "$2"
+	else
+		not_ok "$2"
+		sed 's/^/#   /' "$tmp/decode.err"
+	fi
+}
+
+if [ ! -x "$tracectl" ] || [ ! -x "$traced" ] || [ ! -r "$schema/perfetto_trace.proto" ]; then
+	echo "1..0 # SKIP needs $tracectl, $traced (make user) and $schema"
+	exit 0
+fi
+
+# -- no module --
+rmmod pbtrace 2>/dev/null
+expect 2 "status without the module" "$tracectl" status
+says "modprobe pbtrace" "names the fix for a missing module"
+insmod "$ko" || { echo "Bail out! cannot insmod $ko"; exit 1; }
+
+# -- usage and help --
+expect 0 "--help" "$tracectl" --help
+says "8  session name already in use" "--help documents exit codes"
+expect 1 "unknown command" "$tracectl" frobnicate
+expect 1 "bad duration" "$tracectl" start -t 5parsecs
+says "500ms, 10s or 2m" "bad duration says what works"
+expect 1 "-c with flags" "$tracectl" start -c /dev/null -e sched/sched_switch
+
+# -- read-only commands --
+expect 0 "list-events" "$tracectl" list-events
+says "^sched/sched_switch$" "list-events names sched_switch"
+expect 0 "status without traced" "$tracectl" status
+says "traced: not running" "status says traced is down"
+
+# -- traced not running --
+expect 3 "start without traced" "$tracectl" start -e sched/sched_switch -o "$tmp/a.pftrace"
+says "traced is not running" "start says traced is down"
+
+start_traced
+expect 0 "status with traced" "$tracectl" status
+says "traced: running \(pid $traced_pid\)" "status names traced's pid"
+
+# -- errors a person can act on --
+expect 5 "unknown event" "$tracectl" start -e sched/no_such_thing -o "$tmp/a.pftrace"
+says "unknown event 'sched/no_such_thing'" "names the unknown event"
+printf 'buffers {\n  size_kb: "lots"\n}\n' >"$tmp/bad.pbtx"
+expect 6 "config error" "$tracectl" start -c "$tmp/bad.pbtx"
+says "bad.pbtx:2:[0-9]+" "config error at line:col"
+expect 7 "output on a read-only filesystem" "$tracectl" start -e sched/sched_switch -o /usr/pbtrace-test.pftrace
+expect 7 "output in a missing directory" "$tracectl" start -e sched/sched_switch -o "$tmp/no/such/dir/x.pftrace"
+says "pick another -o" "output error says what to do"
+expect 4 "unprivileged start" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	"$tracectl" start -e sched/sched_switch -o /tmp/x.pftrace
+says "run as root" "not permitted says what to do"
+expect 4 "unprivileged status" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	"$tracectl" status
+
+# -- a session from flags: start, status, stop --wait, decode --
+expect 0 "start from flags" "$tracectl" start -n flags -e sched/sched_switch \
+	-e sched/sched_waking -b 1024 --fill discard -o "$tmp/flags.pftrace"
+expect 8 "name in use" "$tracectl" start -n flags -e sched/sched_switch -o "$tmp/b.pftrace"
+says "already in use" "name in use says so"
+sleep 0.5
+expect 0 "status lists the session" "$tracectl" status
+says "^flags +id [0-9]+ +started" "status shows it started"
+says "cpu 0 +[0-9]+ events" "status shows per-CPU events"
+says "discard" "status shows the fill policy"
+expect 0 "stop --wait" "$tracectl" stop -n flags --wait
+says "traced finished the file" "stop --wait waited for the file"
+decodes "$tmp/flags.pftrace" "stopped session decodes with Perfetto's schema"
+expect 1 "stop with no session" "$tracectl" stop
+
+# -- a session from a text config --
+cat >"$tmp/cfg.pbtx" <<EOF
+buffers { size_kb: 1024 fill_policy: RING_BUFFER }
+data_sources {
+  config {
+    name: "linux.ftrace"
+    ftrace_config { ftrace_events: "sched/sched_switch" }
+  }
+}
+unique_session_name: "fromcfg"
+EOF
+expect 0 "start -c" "$tracectl" start -c "$tmp/cfg.pbtx" -o "$tmp/cfg.pftrace"
+says "session 'fromcfg'" "session named by the config"
+sleep 0.3
+expect 0 "stop -n from config --wait" "$tracectl" stop -n fromcfg --wait
+decodes "$tmp/cfg.pftrace" "config session decodes"
+
+# -- trigger --
+expect 0 "trigger" "$tracectl" trigger some-trigger
+
+# -- status --watch refreshes until Ctrl-C --
+"$tracectl" start -n watched -e sched/sched_switch -o "$tmp/w.pftrace" >/dev/null 2>&1
+"$tracectl" status --watch >"$tmp/watch" 2>&1 &
+wpid=$!
+sleep 2.5
+kill -INT $wpid
+wait $wpid
+rc=$?
+cp "$tmp/watch" "$tmp/out"
+if [ "$rc" = 0 ] && [ "$(grep -c '^watched ' "$tmp/watch")" -ge 2 ]; then
+	ok "status --watch refreshes and ends on Ctrl-C"
+else
+	not_ok "status --watch (exit $rc)"
+	sed 's/^/#   /' "$tmp/watch" | head -20
+fi
+
+# -- stop while traced is down keeps the data --
+stop_traced
+expect 3 "stop while traced is down" "$tracectl" stop -n watched
+says "data stays in the kernel" "says the data is kept"
+expect 0 "status after" "$tracectl" status
+says "^watched +id [0-9]+ +stopped" "session kept, stopped"
+start_traced
+for _ in $(seq 50); do
+	"$tracectl" status 2>/dev/null | grep -q '^watched ' || break
+	sleep 0.2
+done
+if [ -s "$tmp/w.pftrace" ] && ! "$tracectl" status | grep -q '^watched '; then
+	decodes "$tmp/w.pftrace" "restarted traced finishes the kept session"
+else
+	not_ok "restarted traced finishes the kept session"
+	sed 's/^/#   /' "$tmp/traced.log"
+fi
+
+# -- record --
+expect 0 "record -t 2s" "$tracectl" record -t 2s -n rec -o "$tmp/rec.pftrace"
+says "ftrace events: [1-9]" "record summary counts events"
+says "machine x86_64" "record summary names the machine"
+decodes "$tmp/rec.pftrace" "recorded file decodes"
+
+# -- unloading with a live session stops it cleanly --
+expect 0 "start a session to unload under" "$tracectl" start -n live -e sched/sched_switch -o "$tmp/l.pftrace"
+sleep 0.3
+stop_traced
+if rmmod pbtrace; then
+	ok "rmmod with a live session"
+else
+	not_ok "rmmod with a live session"
+fi
+insmod "$ko"
+
+echo "1..$nr"
+[ "$failed" = 0 ]
