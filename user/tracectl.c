@@ -710,11 +710,18 @@ static int drain_notifications(struct pbt_nl *nl, uint32_t id)
 	return 0;	/* -ENOBUFS: poll_session catches up */
 }
 
+/* On a terminal one line redrawn in place; in a log one line a second. */
 static void print_progress(const struct progress *p, uint64_t elapsed_ms,
 			   long long duration_ms)
 {
+	static uint64_t last_logged = UINT64_MAX;
+	bool tty = isatty(STDERR_FILENO);
 	char bytes[32];
 
+	if (!tty && last_logged != UINT64_MAX &&
+	    elapsed_ms - last_logged < 1000)
+		return;
+	last_logged = elapsed_ms;
 	fmt_bytes(bytes, sizeof(bytes), (double)p->bytes);
 	if (duration_ms > 0)
 		fprintf(stderr, "\r%6.1fs / %.1fs  file %s  events %llu  lost %llu   ",
@@ -724,6 +731,8 @@ static void print_progress(const struct progress *p, uint64_t elapsed_ms,
 		fprintf(stderr, "\r%6.1fs  file %s  events %llu  lost %llu  (Ctrl-C stops)   ",
 			elapsed_ms / 1000.0, bytes,
 			(unsigned long long)p->events, (unsigned long long)p->lost);
+	if (!tty)
+		fputc('\n', stderr);
 }
 
 /* Waits for the DESTROY of id: traced has finished the file. */
