@@ -724,12 +724,12 @@ static void print_progress(const struct progress *p, uint64_t elapsed_ms,
 	last_logged = elapsed_ms;
 	fmt_bytes(bytes, sizeof(bytes), (double)p->bytes);
 	if (duration_ms > 0)
-		fprintf(stderr, "\r%6.1fs / %.1fs  file %s  events %llu  lost %llu   ",
-			elapsed_ms / 1000.0, duration_ms / 1000.0, bytes,
+		fprintf(stderr, "%s%6.1fs / %.1fs  file %s  events %llu  lost %llu   ",
+			tty ? "\r" : "", elapsed_ms / 1000.0, duration_ms / 1000.0, bytes,
 			(unsigned long long)p->events, (unsigned long long)p->lost);
 	else
-		fprintf(stderr, "\r%6.1fs  file %s  events %llu  lost %llu  (Ctrl-C stops)   ",
-			elapsed_ms / 1000.0, bytes,
+		fprintf(stderr, "%s%6.1fs  file %s  events %llu  lost %llu  (Ctrl-C stops)   ",
+			tty ? "\r" : "", elapsed_ms / 1000.0, bytes,
 			(unsigned long long)p->events, (unsigned long long)p->lost);
 	if (!tty)
 		fputc('\n', stderr);
