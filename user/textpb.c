@@ -1129,6 +1129,9 @@ ProtobufCMessage *textpb_parse_ex(const ProtobufCMessageDescriptor *d,
 
 	err->line = err->col = 0;
 	err->msg[0] = '\0';
+	/* Editors on some systems start UTF-8 files with a byte order mark. */
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		ps.p += 3;
 	m = calloc(1, d->sizeof_message);
 	if (!m) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory");

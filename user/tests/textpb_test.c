@@ -274,6 +274,8 @@ static const struct bad bad_inputs[] = {
 	{ "foo { bar: 1 ", 1, 14, "expected '}' before end of input" },
 	{ "foo: { bar: }", 1, 13, "expected a value" },
 	{ "foo [1]", 1, 5, "expected ':' or '{'" },
+	{ "\xef\xbb\xbf" "duration_ms: x", 1, 14, "expected integer" },
+	{ "duration_ms: 1\r\n\r\nflush_period_ms: ?", 3, 18, "expected integer" },
 };
 
 static void check_errors(void)
