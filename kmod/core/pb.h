@@ -31,6 +31,8 @@
 #define PB_VARINT_MAX	10	/* bytes of a 64-bit varint */
 #define PB_NEST_MAX	5	/* widest padded length prefix */
 
+#define PB_LIKELY(x)	__builtin_expect(!!(x), 1)
+
 struct pb_buf {
 	uint8_t *p;		/* next byte to write */
 	uint8_t *end;		/* one past the last writable byte */
@@ -77,14 +79,20 @@ static inline bool pb_room(struct pb_buf *b, size_t n)
 	return true;
 }
 
-/* Caller has checked the room. */
-static inline void pb_put_varint(struct pb_buf *b, uint64_t v)
+/*
+ * Write a varint at @p, which the caller has checked has room, and return
+ * the byte after it. Writers work on a local pointer and store b->p once:
+ * stores through a uint8_t pointer may alias *b, so writing through b->p
+ * would make the compiler reload it after every byte.
+ */
+static inline uint8_t *pb_put_varint(uint8_t *p, uint64_t v)
 {
 	while (v >= 0x80) {
-		*b->p++ = (uint8_t)v | 0x80;
+		*p++ = (uint8_t)v | 0x80;
 		v >>= 7;
 	}
-	*b->p++ = (uint8_t)v;
+	*p++ = (uint8_t)v;
+	return p;
 }
 
 static inline uint32_t pb_tag(uint32_t field, unsigned int wire_type)
@@ -96,10 +104,17 @@ static inline void pb_varint(struct pb_buf *b, uint32_t field, uint64_t v)
 {
 	uint32_t tag = pb_tag(field, PB_WT_VARINT);
 
+	/*
+	 * Fast path for the probes: with room for the longest tag and value,
+	 * skip sizing the value first.
+	 */
+	if (PB_LIKELY(!b->overflow && b->end - b->p >= 5 + PB_VARINT_MAX)) {
+		b->p = pb_put_varint(pb_put_varint(b->p, tag), v);
+		return;
+	}
 	if (!pb_room(b, pb_varint_size(tag) + pb_varint_size(v)))
 		return;
-	pb_put_varint(b, tag);
-	pb_put_varint(b, v);
+	b->p = pb_put_varint(pb_put_varint(b->p, tag), v);
 }
 
 /*
@@ -121,24 +136,28 @@ static inline void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
 {
 	uint32_t tag = pb_tag(field, PB_WT_I64);
 	unsigned int i;
+	uint8_t *p;
 
 	if (!pb_room(b, pb_varint_size(tag) + 8))
 		return;
-	pb_put_varint(b, tag);
+	p = pb_put_varint(b->p, tag);
 	for (i = 0; i < 8; i++)		/* little endian on any host */
-		*b->p++ = (uint8_t)(v >> (8 * i));
+		p[i] = (uint8_t)(v >> (8 * i));
+	b->p = p + 8;
 }
 
 static inline void pb_fixed32(struct pb_buf *b, uint32_t field, uint32_t v)
 {
 	uint32_t tag = pb_tag(field, PB_WT_I32);
 	unsigned int i;
+	uint8_t *p;
 
 	if (!pb_room(b, pb_varint_size(tag) + 4))
 		return;
-	pb_put_varint(b, tag);
+	p = pb_put_varint(b->p, tag);
 	for (i = 0; i < 4; i++)
-		*b->p++ = (uint8_t)(v >> (8 * i));
+		p[i] = (uint8_t)(v >> (8 * i));
+	b->p = p + 4;
 }
 
 static inline void pb_bytes(struct pb_buf *b, uint32_t field,
@@ -147,6 +166,7 @@ static inline void pb_bytes(struct pb_buf *b, uint32_t field,
 	uint32_t tag = pb_tag(field, PB_WT_LEN);
 	size_t room = (size_t)(b->end - b->p);
 	size_t need;
+	uint8_t *p;
 
 	/* Checked in steps so that a huge n cannot wrap the sum. */
 	need = pb_varint_size(tag) + pb_varint_size(n);
@@ -154,11 +174,10 @@ static inline void pb_bytes(struct pb_buf *b, uint32_t field,
 		b->overflow = true;
 		return;
 	}
-	pb_put_varint(b, tag);
-	pb_put_varint(b, n);
+	p = pb_put_varint(pb_put_varint(b->p, tag), n);
 	if (n)
-		memcpy(b->p, d, n);
-	b->p += n;
+		memcpy(p, d, n);
+	b->p = p + n;
 }
 
 /* Length of @s, reading at most @max bytes of it. */
@@ -210,9 +229,8 @@ static inline uint8_t *pb_nest_begin(struct pb_buf *b, uint32_t field,
 	}
 	if (!pb_room(b, pb_varint_size(tag) + width))
 		return NULL;
-	pb_put_varint(b, tag);
-	len_pos = b->p;
-	b->p += width;
+	len_pos = pb_put_varint(b->p, tag);
+	b->p = len_pos + width;
 	return len_pos;
 }
 
