@@ -8,7 +8,9 @@ dataplane_test.sh) and the key=value lines dp_record printed, and prints one
 
   dp_check.py workload DECODED INFO
   dp_check.py exact DECODED INFO ring|discard
+  dp_check.py all DECODED INFO FTRACE_TRACE_FILE
 """
+import re
 import sys
 
 NR_READ, NR_WRITE, NR_GETPPID = 0, 1, 110
@@ -201,6 +203,144 @@ def check_exact(c, root, evs, info, policy):
         c.check('the newest is gone', not last_is_newest, 'last %s' % (last,))
 
 
+# prev_state letters as the kernel's sched_switch event prints them (6.1).
+STATE_LETTERS = [(1, 'S'), (2, 'D'), (4, 'T'), (8, 't'), (16, 'X'),
+                 (32, 'Z'), (64, 'P'), (128, 'I')]
+REPORT_MAX = 256
+
+
+def state_text(v):
+    letters = '|'.join(ch for bit, ch in STATE_LETTERS if v & (REPORT_MAX - 1) & bit)
+    return (letters or 'R') + ('+' if v & REPORT_MAX else '')
+
+
+FTRACE_LINE = re.compile(
+    r'^\s*(.*)-(\d+)\s+(?:\(.*?\)\s+)?\[(\d+)\]\s+(?:\S+\s+)?([\d.]+): (\w+): (.*)$')
+
+
+def ftrace_events(path):
+    """(pid, cpu, name, rest) from tracefs' trace file."""
+    out, overrun = [], False
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'# entries-in-buffer/entries-written: (\d+)/(\d+)', line)
+            if m and m.group(1) != m.group(2):
+                overrun = True
+            m = FTRACE_LINE.match(line)
+            if m:
+                out.append((int(m.group(2)), int(m.group(3)), m.group(5), m.group(6)))
+    return out, overrun
+
+
+def kv(rest):
+    return dict(x.split('=', 1) for x in rest.split() if '=' in x)
+
+
+def tree(evs, root_pid):
+    """root_pid and every task it forked, transitively (from our forks)."""
+    pids, changed = {root_pid}, True
+    while changed:
+        changed = False
+        for _, _, _, kd, f in evs:
+            if kd == 'sched_process_fork' and one(f, 'parent_pid') in pids and \
+                    one(f, 'child_pid') not in pids:
+                pids.add(one(f, 'child_pid'))
+                changed = True
+    return pids
+
+
+def ours_as_ftrace(evs, pids):
+    """Our events rendered as the tuples ftrace prints, for the pid set."""
+    out = []
+    for _, cpu, ev, kd, f in evs:
+        pid = one(ev, 'pid')
+        g = lambda k, d=0: one(f, k, d)
+        if kd == 'sched_process_fork' and pid in pids:
+            out.append(('sched_process_fork', pid, 'comm=%s pid=%d child_comm=%s child_pid=%d' % (
+                g('parent_comm', ''), g('parent_pid'), g('child_comm', ''), g('child_pid'))))
+        elif kd == 'sched_process_exec' and pid in pids:
+            out.append(('sched_process_exec', pid, 'filename=%s pid=%d old_pid=%d' % (
+                g('filename', ''), g('pid'), g('old_pid'))))
+        elif kd == 'task_rename' and pid in pids:
+            out.append(('task_rename', pid, 'pid=%d oldcomm=%s newcomm=%s oom_score_adj=%d' % (
+                g('pid'), g('oldcomm', ''), g('newcomm', ''), g('oom_score_adj'))))
+        elif kd == 'sched_process_exit' and pid in pids:
+            out.append(('sched_process_exit', pid, 'comm=%s pid=%d prio=%d' % (
+                g('comm', ''), g('pid'), g('prio'))))
+        elif kd == 'sys_enter' and pid in pids:
+            args = f.get('args', [])
+            out.append(('sys_enter', pid, 'NR %d (%s)' % (
+                g('id'), ', '.join('%x' % a for a in args))))
+        elif kd == 'sys_exit' and pid in pids:
+            out.append(('sys_exit', pid, 'NR %d = %d' % (g('id'), g('ret'))))
+        elif kd == 'sched_switch' and (g('prev_pid') in pids or g('next_pid') in pids):
+            out.append(('sched_switch', pid,
+                        'prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> '
+                        'next_comm=%s next_pid=%d next_prio=%d' % (
+                            g('prev_comm', ''), g('prev_pid'), g('prev_prio'),
+                            state_text(g('prev_state')), g('next_comm', ''),
+                            g('next_pid'), g('next_prio'))))
+        elif kd == 'block_rq_issue' and g('dev') >> 20 == 7:
+            out.append(('block_rq_issue', None, '%d,%d %s %d () %d + %d [%s]' % (
+                g('dev') >> 20, g('dev') & 0xfffff, g('rwbs', ''), g('bytes'),
+                g('sector'), g('nr_sector'), g('comm', ''))))
+        elif kd == 'block_rq_complete' and g('dev') >> 20 == 7:
+            out.append(('block_rq_complete', None, '%d,%d %s () %d + %d [%d]' % (
+                g('dev') >> 20, g('dev') & 0xfffff, g('rwbs', ''), g('sector'),
+                g('nr_sector'), g('error'))))
+    return out
+
+
+def check_ftrace(c, evs, info, ftrace_path):
+    """Same events, same fields as the kernel's own ftrace in the same run."""
+    fevs, overrun = ftrace_events(ftrace_path)
+    c.check('ftrace lost nothing (comparison is valid)', not overrun and fevs,
+            'ftrace overran or recorded nothing')
+    pids = tree(evs, iv(info, 'child'))
+    ours = ours_as_ftrace(evs, pids)
+    kinds = {k for k, _, _ in ours}
+    theirs = []
+    for pid, _, name, rest in fevs:
+        if name not in kinds:
+            continue
+        if name.startswith('block_rq'):
+            if rest.startswith('7,'):
+                theirs.append((name, None, rest))
+        elif name == 'sched_switch':
+            d = kv(rest)
+            if int(d['prev_pid']) in pids or int(d['next_pid']) in pids:
+                theirs.append((name, pid, rest))
+        elif pid in pids:
+            theirs.append((name, pid, rest))
+    for kind in sorted(kinds):
+        a = sorted(x for x in ours if x[0] == kind)
+        b = sorted(x for x in theirs if x[0] == kind)
+        diff = [x for x in a if x not in b][:2] + [x for x in b if x not in a][:2]
+        c.check('%s: same %d events and fields as ftrace' % (kind, len(a)), a == b,
+                'ours %d, ftrace %d, e.g. %s' % (len(a), len(b), diff))
+    for kind in ('sched_process_exec', 'task_rename', 'sys_enter', 'sched_switch',
+                 'sched_process_fork', 'block_rq_issue', 'block_rq_complete'):
+        c.check('%s recorded' % kind, kind in kinds, 'none in the file')
+
+
+def check_all(c, root, evs, info, decoded):
+    with open(decoded) as f:
+        unknown = [l.strip() for l in f if re.match(r'^\s*\d+:', l)]
+    c.check('every field is known to Perfetto\'s schema', not unknown, str(unknown[:3]))
+    names = [e.split()[0] for e in info.get('event', [])]
+    avail = [e.split()[0] for e in info.get('event', []) if e.endswith(' available')]
+    c.check('the module lists all 22 events', len(names) == 22, '%d listed' % len(names))
+    c.check('all but cpu_frequency are available here (6.1)',
+            set(names) - set(avail) <= {'power/cpu_frequency'},
+            'unavailable: %s' % sorted(set(names) - set(avail)))
+    seen = {kd for _, _, _, kd, _ in evs}
+    want = {n.split('/')[1] for n in avail} - {'cpu_frequency', 'sched_migrate_task',
+                                                'sched_process_free'}
+    c.check('every available event was recorded', want <= seen,
+            'missing %s' % sorted(want - seen))
+    c.check('no event lost', iv(info, 'lost') == 0, '%d lost' % iv(info, 'lost'))
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__)
@@ -213,6 +353,9 @@ def main():
     check_common(c, root, evs, info)
     if mode == 'workload':
         check_workload(c, root, evs, info)
+    elif mode == 'all':
+        check_all(c, root, evs, info, decoded)
+        check_ftrace(c, evs, info, sys.argv[4])
     else:
         check_exact(c, root, evs, info, sys.argv[4])
     print('DONE')

@@ -11,6 +11,8 @@
  *   dp_record exact FILE ring|discard K
  *                                   a child filtered by pid does exactly
  *                                   2K+4 syscalls events into a tiny buffer
+ *   dp_record all FILE CMD          every available event while sh -c CMD
+ *                                   runs (renamed to dp-renamed first)
  *   dp_record mmap                  the mapping cannot be made writable
  */
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -350,6 +353,54 @@ static int cmd_exact(const char *file, const char *policy, int k)
 	return 0;
 }
 
+static int print_event(const char *name, int available, void *arg)
+{
+	struct pbt_buffer_spec *b = arg;
+
+	printf("event=%s %s\n", name, available ? "available" : "unavailable");
+	if (available && b->nr_events < PBT_MAX_EVENTS)
+		b->events[b->nr_events++] = strdup(name);
+	return 0;
+}
+
+/* all: every available event, while @cmd runs, plus an exec and a rename. */
+static int cmd_all(const char *file, const char *cmd)
+{
+	struct pbt_buffer_spec b = {
+		.size_kb = 16384, .chunk_kb = 64,
+		.fill_policy = PBTRACE_FILL_DISCARD,
+	};
+	struct rec rc = { 0 };
+	char err[256];
+	pid_t child;
+	int status;
+
+	rc.nl = pbt_nl_open(err, sizeof(err));
+	if (!rc.nl)
+		die("netlink: %s", err);
+	if (pbt_nl_list_events(rc.nl, print_event, &b) < 0)
+		die("list events: %s", pbt_nl_error(rc.nl));
+	pbt_nl_close(rc.nl);
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	session_new(&rc, &b);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (!child) {
+		prctl(PR_SET_NAME, "dp-renamed");
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	printf("child=%d\n", child);
+	waitpid(child, &status, 0);
+	printf("cmd_status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	finish(&rc);
+	return 0;
+}
+
 /* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
 static int cmd_mmap(void)
 {
@@ -391,9 +442,12 @@ int main(int argc, char **argv)
 				    atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "exact"))
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "all"))
+		return cmd_all(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "mmap"))
 		return cmd_mmap();
 	fprintf(stderr,
-		"usage: dp_record workload FILE N K M | exact FILE ring|discard K | mmap\n");
+		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
+		"       all FILE CMD | mmap\n");
 	return 2;
 }
