@@ -560,6 +560,9 @@ TEST_F(pbt, config_round_trip_at_max_size)
 	for (i = 0; i < sizeof(cfg); i++)
 		cfg[i] = (unsigned char)(i * 7 + 3);
 	spec_one(&s, "bigcfg", "sched/sched_switch");
+	s.buffers[0].pids[0] = 1;
+	s.buffers[0].pids[1] = 4242;
+	s.buffers[0].nr_pids = 2;
 	s.config = cfg;
 	s.config_len = sizeof(cfg);
 	s.output = "/tmp/out.pftrace";
@@ -569,6 +572,9 @@ TEST_F(pbt, config_round_trip_at_max_size)
 	ASSERT_EQ(sizeof(cfg), si.config_len);
 	ASSERT_EQ(0, memcmp(cfg, si.config, sizeof(cfg)));
 	ASSERT_STREQ("/tmp/out.pftrace", si.output);
+	ASSERT_EQ(2, si.buffers[0].nr_pids);
+	ASSERT_EQ(1, si.buffers[0].pids[0]);
+	ASSERT_EQ(4242, si.buffers[0].pids[1]);
 	pbt_session_info_free(&si);
 	/* The dump path sizes its messages for this too. */
 	ASSERT_EQ(0, pbt_nl_list_sessions(self->nl, &v, &n));

@@ -164,6 +164,24 @@ sleep 0.3
 expect 0 "stop -n from config --wait" "$tracectl" stop -n fromcfg --wait
 decodes "$tmp/cfg.pftrace" "config session decodes"
 
+# -- -p: only that thread's events --
+sh -c 'while :; do sleep 0.05; done' &
+loop=$!
+expect 0 "start -p" "$tracectl" start -n pids -p $loop -e sched/sched_switch -o "$tmp/p.pftrace"
+sleep 1
+expect 0 "stop -p session --wait" "$tracectl" stop -n pids --wait
+kill $loop
+decodes "$tmp/p.pftrace" "pid-filtered session decodes"
+# Every ftrace event's pid (depth 3: packet/ftrace_events/event).
+awk '/^  ftrace_events {/ { in_ft = 1 } /^  }/ { in_ft = 0 }
+     in_ft && /^      pid: / { print $2 }' "$tmp/decoded" | sort | uniq -c >"$tmp/out"
+if [ -s "$tmp/out" ] && [ "$(wc -l <"$tmp/out")" = 1 ] && grep -q " $loop\$" "$tmp/out"; then
+	ok "-p $loop: every event is that thread's"
+else
+	not_ok "-p $loop: events by pid:"
+	sed 's/^/#   /' "$tmp/out"
+fi
+
 # -- trigger --
 expect 0 "trigger" "$tracectl" trigger some-trigger
 
