@@ -106,6 +106,22 @@ for policy in ring discard; do
 	fi
 done
 
+# A CPU going offline mid-session keeps its data, readable at once.
+if [ ! -w /sys/devices/system/cpu/cpu1/online ]; then
+	not_ok "hotplug: cpu1 cannot go offline here (need 2 CPUs)"
+elif "$rec" hotplug "$tmp/hp.pftrace" 200 > "$tmp/hp.info" 2> "$tmp/hp.err"; then
+	if decode "$tmp/hp.pftrace" "$tmp/hp.txt"; then
+		ok "hotplug: every packet decodes with Perfetto's schema"
+		/usr/bin/python3 "$here/dp_check.py" hotplug "$tmp/hp.txt" \
+			"$tmp/hp.info" > "$tmp/hp.check" 2>&1
+		tap_checks hotplug < "$tmp/hp.check"
+	else
+		not_ok "hotplug: protoc cannot decode the file: $(head -c 300 "$tmp/hp.txt.err")"
+	fi
+else
+	not_ok "hotplug: dp_record failed: $(cat "$tmp/hp.err")"
+fi
+
 # Every event; field for field against the kernel's own ftrace, same run.
 T=/sys/kernel/tracing
 FT_EVENTS="sched/sched_process_fork sched/sched_process_exec task/task_rename

@@ -9,6 +9,7 @@ dataplane_test.sh) and the key=value lines dp_record printed, and prints one
   dp_check.py workload DECODED INFO
   dp_check.py exact DECODED INFO ring|discard
   dp_check.py all DECODED INFO FTRACE_TRACE_FILE
+  dp_check.py hotplug DECODED INFO
 """
 import re
 import sys
@@ -341,6 +342,22 @@ def check_all(c, root, evs, info, decoded):
     c.check('no event lost', iv(info, 'lost') == 0, '%d lost' % iv(info, 'lost'))
 
 
+def check_hotplug(c, root, evs, info):
+    child, emitted = iv(info, 'child'), iv(info, 'emitted')
+    lost = iv(info, 'lost')
+    c.check('emitted == in file + lost, exactly', len(evs) + lost == emitted,
+            '%d in file + %d lost != %d emitted' % (len(evs), lost, emitted))
+    c.check('nothing lost across offline/online', lost == 0, '%d lost' % lost)
+    on1 = sum(1 for _, cpu, _, _, _ in evs if cpu == 1)
+    c.check('the offlined CPU\'s events are in the file', on1 >= emitted - 4,
+            '%d events from cpu 1' % on1)
+    c.check('going offline sealed its chunk (readable before stop)',
+            iv(info, 'offline_sealed') >= 1 and info['offline_poll'][0] == 'in',
+            'sealed %s, poll %s' % (info['offline_sealed'][0], info['offline_poll'][0]))
+    c.check('stats say the CPU is offline', iv(info, 'offline_online_field') == 0,
+            'online=%s' % info['offline_online_field'][0])
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__)
@@ -353,6 +370,8 @@ def main():
     check_common(c, root, evs, info)
     if mode == 'workload':
         check_workload(c, root, evs, info)
+    elif mode == 'hotplug':
+        check_hotplug(c, root, evs, info)
     elif mode == 'all':
         check_all(c, root, evs, info, decoded)
         check_ftrace(c, evs, info, sys.argv[4])

@@ -13,6 +13,8 @@
  *                                   2K+4 syscalls events into a tiny buffer
  *   dp_record all FILE CMD          every available event while sh -c CMD
  *                                   runs (renamed to dp-renamed first)
+ *   dp_record hotplug FILE K        as exact, on CPU 1, which goes offline
+ *                                   and back while the session runs
  *   dp_record mmap                  the mapping cannot be made writable
  */
 #include <errno.h>
@@ -353,6 +355,69 @@ static int cmd_exact(const char *file, const char *policy, int k)
 	return 0;
 }
 
+static void set_online(int cpu, const char *val)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, val, 1) != 1)
+		die("cpu hotplug: %s", strerror(errno));
+	close(fd);
+}
+
+/*
+ * hotplug: the pid-filtered child runs on CPU 1, which then goes offline
+ * while the session runs: its chunk must be sealed and readable at once,
+ * its stats say offline, and nothing is lost when it comes back.
+ */
+static int cmd_hotplug(const char *file, int k)
+{
+	static const char *const ev[] = {
+		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit", NULL,
+	};
+	struct pbt_buffer_spec b = { .size_kb = 1024, .chunk_kb = 16 };
+	int go[2], done[2], park[2];
+	struct pbtrace_cpu_stats st;
+	struct rec rc = { 0 };
+	pid_t child;
+	char c = 'g';
+
+	add_events(&b, ev);
+	if (pipe(go) || pipe(done) || pipe(park))
+		die("pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (!child) {
+		pin(1);
+		exact_child(go[0], done[1], park[0], k);
+	}
+	b.pids[b.nr_pids++] = child;
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	session_new(&rc, &b);
+	wait_sleeping(child);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+		die("child handshake: %s", strerror(errno));
+	wait_sleeping(child);
+
+	set_online(1, "0");
+	pbt_reader_stats(&rc.r, 1, &st);
+	printf("offline_online_field=%u\n", st.online);
+	printf("offline_sealed=%llu\n", (unsigned long long)st.chunks_sealed);
+	printf("offline_poll=%s\n", poll_now(&rc) & POLLIN ? "in" : "none");
+	set_online(1, "1");
+	printf("child=%d\nemitted=%d\n", child, 2 * k + 4);
+	finish(&rc);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return 0;
+}
+
 static int print_event(const char *name, int available, void *arg)
 {
 	struct pbt_buffer_spec *b = arg;
@@ -442,12 +507,14 @@ int main(int argc, char **argv)
 				    atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "exact"))
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "hotplug"))
+		return cmd_hotplug(argv[2], atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "all"))
 		return cmd_all(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "mmap"))
 		return cmd_mmap();
 	fprintf(stderr,
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
-		"       all FILE CMD | mmap\n");
+		"       hotplug FILE K | all FILE CMD | mmap\n");
 	return 2;
 }
