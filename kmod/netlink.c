@@ -300,8 +300,6 @@ static void explain_session_error(u8 cmd, int ret,
 		NL_SET_ERR_MSG(extack, "cannot register the tracepoint probes: see dmesg");
 	else if (cmd == PBTRACE_CMD_STOP_SESSION && ret == -EALREADY)
 		NL_SET_ERR_MSG(extack, "session is already stopped");
-	else if (cmd == PBTRACE_CMD_STOP_SESSION && ret == -EINVAL)
-		NL_SET_ERR_MSG(extack, "session was never started");
 }
 
 /* START, STOP, FLUSH, DESTROY: the same shape, one session id. */

@@ -268,6 +268,8 @@ static void flush_all(struct pbt_session *s)
 /*
  * Unpublish, then wait until no probe can still be inside one of our
  * buffers, then seal: after this the buffers only change by reading.
+ * A session that never started (e.g. waiting for a START_TRACING trigger)
+ * stops too, so "stop" always ends a session the same way for traced.
  */
 static int stop_locked(struct pbt_session *s)
 {
@@ -275,8 +277,12 @@ static int stop_locked(struct pbt_session *s)
 
 	if (s->state == PBTRACE_STATE_STOPPED)
 		return -EALREADY;
-	if (s->state != PBTRACE_STATE_STARTED)
-		return -EINVAL;
+	if (s->state == PBTRACE_STATE_CONFIGURED) {
+		s->stop_ns = ktime_get_boottime_ns();
+		s->state = PBTRACE_STATE_STOPPED;
+		wake_up_all(&s->wq);
+		return 0;
+	}
 	for (i = 0; i < s->params.nr_buffers; i++)
 		pbt_buffer_deactivate(s->buffers[i]);
 	put_all_probes(s, s->params.nr_buffers);

@@ -764,8 +764,8 @@ static int stop_session(struct pbt_nl *nl, uint32_t id)
 {
 	int ret = pbt_nl_session_cmd(nl, PBTRACE_CMD_STOP_SESSION, id);
 
-	/* Already stopped (duration, trigger) or never started: fine. */
-	if (ret == -EALREADY || ret == -EINVAL)
+	/* Already stopped (by traced: duration, trigger, file size): fine. */
+	if (ret == -EALREADY)
 		return EXIT_OK;
 	if (ret)
 		return nl_fail(nl, ret, "stopping the session");

@@ -508,7 +508,6 @@ TEST_F(pbt, lifecycle_states_and_notifications)
 	ASSERT_EQ(PBTRACE_STATE_CONFIGURED, si.state);
 	ASSERT_EQ(0, si.start_ns);
 	pbt_session_info_free(&si);
-	ASSERT_EQ(-EINVAL, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, id));
 
 	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
 	ASSERT_EQ(-EALREADY, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
@@ -547,6 +546,24 @@ TEST_F(pbt, lifecycle_states_and_notifications)
 		ASSERT_EQ(want[i], n.cmd);
 		ASSERT_EQ(id, n.session_id);
 	}
+}
+
+/* A session waiting for its trigger can be stopped; it never starts. */
+TEST_F(pbt, stop_before_start)
+{
+	struct pbt_session_info si;
+	struct pbt_session_spec s;
+	uint32_t id;
+
+	spec_one(&s, "never", "sched/sched_switch");
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id));
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, id));
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &si));
+	ASSERT_EQ(PBTRACE_STATE_STOPPED, si.state);
+	ASSERT_EQ(0, si.start_ns);
+	pbt_session_info_free(&si);
+	ASSERT_EQ(-EINVAL, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
+	ASSERT_EQ(-EALREADY, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, id));
 }
 
 TEST_F(pbt, config_round_trip_at_max_size)

@@ -46,8 +46,11 @@
  * PBTRACE_CMD_FLUSH_SESSION, PBTRACE_CMD_DESTROY_SESSION:
  *    PBTRACE_A_SESSION_ID: NLA_U32, required.
  *    STOP registers no further events and seals every open chunk; the
- *    buffers stay readable until DESTROY. FLUSH seals every non-empty open
- *    chunk on every CPU. DESTROY frees the session (any state).
+ *    buffers stay readable until DESTROY. STOP of a session that never
+ *    started (CONFIGURED) also moves it to STOPPED; STOP of a stopped one
+ *    fails with -EALREADY, START of a started or stopped one with
+ *    -EALREADY or -EINVAL. FLUSH seals every non-empty open chunk on every
+ *    CPU. DESTROY frees the session (any state).
  *
  * PBTRACE_CMD_GET_SESSION: doit with PBTRACE_A_SESSION_ID, or dumpit for all.
  *    Reply per session: PBTRACE_A_SESSION_ID, _NAME, _STATE (enum
