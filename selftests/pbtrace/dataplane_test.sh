@@ -160,5 +160,33 @@ else
 	fi
 fi
 
+# Readers die and come back; bad requests are refused with a reason.
+if "$rec" reattach > "$tmp/ra" 2> "$tmp/ra.err"; then
+	grep -q '^reget=same$' "$tmp/ra"
+	result $? "a chunk held by a reader that closed comes back unread"
+	grep -q '^put_unheld=refused$' "$tmp/ra" && grep -q '^put_twice=refused$' "$tmp/ra"
+	result $? "PUT_CHUNK of a chunk this fd does not hold is refused"
+	grep -q '^put_held=accepted$' "$tmp/ra"
+	result $? "PUT_CHUNK of a held chunk works"
+	grep -q '^open_missing=no such session' "$tmp/ra"
+	result $? "attach to a missing session says so ($(grep open_missing "$tmp/ra"))"
+	grep -q '^open_bad_buffer=session .* has no buffer 3' "$tmp/ra"
+	result $? "attach to a missing buffer says so ($(grep open_bad_buffer "$tmp/ra"))"
+else
+	not_ok "reattach: dp_record failed: $(cat "$tmp/ra.err")"
+fi
+
+# Last: unloading with a started session stops it cleanly (tools/vm fails
+# the run on any WARNING), then the module comes back for later tests.
+if [ -n "${DP_NO_UNLOAD:-}" ]; then
+	echo "# unload test skipped (DP_NO_UNLOAD)"
+elif "$rec" leave > "$tmp/leave" 2>&1 && rmmod pbtrace; then
+	ok "rmmod with a started session"
+	if [ -e "$top/pbtrace.ko" ]; then insmod "$top/pbtrace.ko"; else modprobe pbtrace; fi
+	result $? "module loads again after that"
+else
+	not_ok "rmmod with a started session: $(cat "$tmp/leave")"
+fi
+
 echo "1..$nr"
 [ "$failed" = 0 ]

@@ -15,6 +15,8 @@
  *                                   runs (renamed to dp-renamed first)
  *   dp_record hotplug FILE K        as exact, on CPU 1, which goes offline
  *                                   and back while the session runs
+ *   dp_record reattach              a dead reader's chunks come back
+ *   dp_record leave                 leave a started session behind
  *   dp_record mmap                  the mapping cannot be made writable
  */
 #include <errno.h>
@@ -418,6 +420,65 @@ static int cmd_hotplug(const char *file, int k)
 	return 0;
 }
 
+/*
+ * reattach: a reader that dies holding a chunk gives it back unread; a
+ * reader cannot put a chunk it does not hold.
+ */
+static int cmd_reattach(void)
+{
+	static const char *const ev[] = { "raw_syscalls/sys_enter", NULL };
+	struct pbt_buffer_spec b = { .size_kb = 256 };
+	struct pbtrace_chunk_req req, again, bogus;
+	struct pbt_reader r2;
+	struct rec rc = { 0 };
+	const uint8_t *data;
+	char err[256];
+	int i;
+
+	add_events(&b, ev);
+	session_new(&rc, &b);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	for (i = 0; i < 100; i++)
+		syscall(SYS_getppid);
+	session_cmd(&rc, PBTRACE_CMD_STOP_SESSION);
+	if (pbt_reader_next(&rc.r, &req, &data))
+		die("no chunk after stop: %s", "none sealed");
+	bogus = req;
+	bogus.index = req.index ^ 1;
+	printf("put_unheld=%s\n", pbt_reader_put(&rc.r, &bogus) ? "refused" : "accepted");
+	pbt_reader_close(&rc.r);		/* dies holding req */
+	if (pbt_reader_open(&r2, rc.id, 0, err, sizeof(err)) < 0)
+		die("reopen: %s", err);
+	printf("reget=%s\n", pbt_reader_next(&r2, &again, &data) ? "none" :
+	       again.seq == req.seq && again.index == req.index ? "same" : "other");
+	printf("put_held=%s\n", pbt_reader_put(&r2, &again) ? "refused" : "accepted");
+	printf("put_twice=%s\n", pbt_reader_put(&r2, &again) ? "refused" : "accepted");
+	pbt_reader_close(&r2);
+	printf("open_missing=%s\n",
+	       pbt_reader_open(&r2, 0xfffffff, 0, err, sizeof(err)) ? err : "opened");
+	printf("open_bad_buffer=%s\n",
+	       pbt_reader_open(&r2, rc.id, 3, err, sizeof(err)) ? err : "opened");
+	session_cmd(&rc, PBTRACE_CMD_DESTROY_SESSION);
+	pbt_nl_close(rc.nl);
+	return 0;
+}
+
+/* leave: a started session nobody stops (module unload must stop it). */
+static int cmd_leave(void)
+{
+	static const char *const ev[] = {
+		"sched/sched_switch", "raw_syscalls/sys_enter", NULL,
+	};
+	struct pbt_buffer_spec b = { .size_kb = 256 };
+	struct rec rc = { 0 };
+
+	add_events(&b, ev);
+	session_new(&rc, &b);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	printf("left=%u\n", rc.id);
+	return 0;
+}
+
 static int print_event(const char *name, int available, void *arg)
 {
 	struct pbt_buffer_spec *b = arg;
@@ -507,6 +568,10 @@ int main(int argc, char **argv)
 				    atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "exact"))
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 2 && !strcmp(argv[1], "reattach"))
+		return cmd_reattach();
+	if (argc == 2 && !strcmp(argv[1], "leave"))
+		return cmd_leave();
 	if (argc == 4 && !strcmp(argv[1], "hotplug"))
 		return cmd_hotplug(argv[2], atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "all"))
@@ -515,6 +580,6 @@ int main(int argc, char **argv)
 		return cmd_mmap();
 	fprintf(stderr,
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
-		"       hotplug FILE K | all FILE CMD | mmap\n");
+		"       hotplug FILE K | all FILE CMD | reattach | leave | mmap\n");
 	return 2;
 }
