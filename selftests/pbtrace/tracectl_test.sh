@@ -182,8 +182,27 @@ else
 	sed 's/^/#   /' "$tmp/out"
 fi
 
-# -- trigger --
-expect 0 "trigger" "$tracectl" trigger some-trigger
+# -- trigger: a START_TRACING session waits, the trigger starts it --
+cat >"$tmp/trig.pbtx" <<EOF
+buffers { size_kb: 1024 }
+data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "sched/sched_switch" } } }
+trigger_config { trigger_mode: START_TRACING triggers { name: "go" } trigger_timeout_ms: 60000 }
+unique_session_name: "trig"
+EOF
+expect 0 "start a START_TRACING session" "$tracectl" start -c "$tmp/trig.pbtx" -o "$tmp/trig.pftrace"
+says "starts on its trigger" "start says it waits for the trigger"
+"$tracectl" status >"$tmp/out" 2>&1
+says "^trig +id [0-9]+ +configured" "waits unstarted"
+expect 0 "trigger" "$tracectl" trigger go
+for _ in $(seq 20); do
+	"$tracectl" status 2>/dev/null | grep -Eq '^trig +id [0-9]+ +started' && break
+	sleep 0.1
+done
+"$tracectl" status >"$tmp/out" 2>&1
+says "^trig +id [0-9]+ +started" "the trigger started it"
+sleep 0.3
+expect 0 "stop the triggered session --wait" "$tracectl" stop -n trig --wait
+decodes "$tmp/trig.pftrace" "triggered session decodes"
 
 # -- status --watch refreshes until Ctrl-C --
 "$tracectl" start -n watched -e sched/sched_switch -o "$tmp/w.pftrace" >/dev/null 2>&1
