@@ -176,12 +176,23 @@ else
 	not_ok "reattach: dp_record failed: $(cat "$tmp/ra.err")"
 fi
 
+# Only CAP_SYS_ADMIN (or CAP_PERFMON) may read trace data.
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$rec" open 2>&1)
+case $out in "open=permission denied: need CAP_SYS_ADMIN"*) r=0 ;; *) r=1 ;; esac
+result $r "an unprivileged user cannot open /dev/pbtrace (${out#open=})"
+out=$(setpriv --bounding-set=-sys_admin,-perfmon "$rec" open 2>&1)
+case $out in "open=permission denied: need CAP_SYS_ADMIN"*) r=0 ;; *) r=1 ;; esac
+result $r "root without CAP_SYS_ADMIN/CAP_PERFMON cannot open it (${out#open=})"
+
 # Last: unloading with a started session stops it cleanly (tools/vm fails
 # the run on any WARNING), then the module comes back for later tests.
 if [ -n "${DP_NO_UNLOAD:-}" ]; then
 	echo "# unload test skipped (DP_NO_UNLOAD)"
 elif "$rec" leave > "$tmp/leave" 2>&1 && rmmod pbtrace; then
 	ok "rmmod with a started session"
+	out=$("$rec" open 2>&1)
+	case $out in "open=pbtrace module not loaded"*) r=0 ;; *) r=1 ;; esac
+	result $r "without the module the reader says so (${out#open=})"
 	if [ -e "$top/pbtrace.ko" ]; then insmod "$top/pbtrace.ko"; else modprobe pbtrace; fi
 	result $? "module loads again after that"
 else

@@ -17,6 +17,7 @@
  *                                   and back while the session runs
  *   dp_record reattach              a dead reader's chunks come back
  *   dp_record leave                 leave a started session behind
+ *   dp_record open                  attach to session 1, print the outcome
  *   dp_record mmap                  the mapping cannot be made writable
  */
 #include <errno.h>
@@ -463,6 +464,21 @@ static int cmd_reattach(void)
 	return 0;
 }
 
+/* open: only attach to session 1 and say what happened. */
+static int cmd_open(void)
+{
+	struct pbt_reader r;
+	char err[256];
+
+	if (pbt_reader_open(&r, 1, 0, err, sizeof(err)) < 0) {
+		printf("open=%s\n", err);
+		return 1;
+	}
+	printf("open=ok\n");
+	pbt_reader_close(&r);
+	return 0;
+}
+
 /* leave: a started session nobody stops (module unload must stop it). */
 static int cmd_leave(void)
 {
@@ -570,6 +586,8 @@ int main(int argc, char **argv)
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 2 && !strcmp(argv[1], "reattach"))
 		return cmd_reattach();
+	if (argc == 2 && !strcmp(argv[1], "open"))
+		return cmd_open();
 	if (argc == 2 && !strcmp(argv[1], "leave"))
 		return cmd_leave();
 	if (argc == 4 && !strcmp(argv[1], "hotplug"))
@@ -580,6 +598,7 @@ int main(int argc, char **argv)
 		return cmd_mmap();
 	fprintf(stderr,
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
-		"       hotplug FILE K | all FILE CMD | reattach | leave | mmap\n");
+		"       hotplug FILE K | all FILE CMD | reattach | leave |\n"
+		"       open | mmap\n");
 	return 2;
 }
