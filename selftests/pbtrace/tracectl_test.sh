@@ -244,6 +244,18 @@ says "ftrace events: [1-9]" "record summary counts events"
 says "machine x86_64" "record summary names the machine"
 decodes "$tmp/rec.pftrace" "recorded file decodes"
 
+# -- record stops on Ctrl-C and still finishes the file --
+"$tracectl" record -t 10m -n ctrlc -o "$tmp/c.pftrace" >"$tmp/rec" 2>&1 &
+rpid=$!
+sleep 2
+kill -INT $rpid
+wait $rpid
+rc=$?
+cp "$tmp/rec" "$tmp/out"
+if [ "$rc" = 0 ]; then ok "record ends on Ctrl-C (exit 0)"; else not_ok "record on Ctrl-C (exit $rc)"; sed 's/^/#   /' "$tmp/out"; fi
+says "ftrace events: [1-9]" "Ctrl-C'd record prints the summary"
+decodes "$tmp/c.pftrace" "Ctrl-C'd record decodes"
+
 # -- unloading with a live session stops it cleanly --
 expect 0 "start a session to unload under" "$tracectl" start -n live -e sched/sched_switch -o "$tmp/l.pftrace"
 sleep 0.3
