@@ -4,11 +4,11 @@
  * straight into a chunk, with no allocation, no locks and no kernel
  * dependencies (see pb_types.h), so the same code runs in unit tests.
  *
- * Every write is bounds-checked against b->end. On the first write that
- * does not fit, nothing is written, b->overflow is set and every later
- * write is a no-op; the caller then rolls the record back (pb_rewind) and
- * counts the event as lost. Bytes before b->end are never touched beyond
- * b->p, so a half-written record is never visible past the caller's mark.
+ * Every write is bounds-checked against b->end and writes a whole field or
+ * nothing: no byte at or past b->end is ever written. On the first field
+ * that does not fit, b->overflow is set and every later write is a no-op;
+ * the caller then rolls the record back to its mark (pb_rewind) and counts
+ * the event as lost, so a chunk only ever holds whole records.
  *
  * Nested messages get a fixed-width length prefix: pb_nest_begin() reserves
  * `width` bytes and pb_nest_end() patches them with a padded varint (the
