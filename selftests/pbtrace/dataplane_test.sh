@@ -21,6 +21,7 @@ N=${DP_FORKS:-10}
 K=${DP_GETPPID:-500}
 M=${DP_PINGPONG:-100}
 K_EXACT=${DP_EXACT:-2000}
+K_STREAM=${DP_STREAM:-5000}
 
 nr=0
 failed=0
@@ -103,6 +104,23 @@ for policy in ring discard; do
 		fi
 	else
 		not_ok "$policy: dp_record failed: $(cat "$f.err")"
+	fi
+done
+
+# The same with a reader draining while the writer overwrites or refuses.
+for policy in ring discard; do
+	f=$tmp/stream-$policy
+	if "$rec" stream "$f.pftrace" "$policy" "$K_STREAM" > "$f.info" 2> "$f.err"; then
+		if decode "$f.pftrace" "$f.txt"; then
+			ok "stream $policy: every packet decodes with Perfetto's schema"
+			/usr/bin/python3 "$here/dp_check.py" stream "$f.txt" \
+				"$f.info" > "$f.check" 2>&1
+			tap_checks "stream $policy" < "$f.check"
+		else
+			not_ok "stream $policy: protoc cannot decode the file: $(head -c 300 "$f.txt.err")"
+		fi
+	else
+		not_ok "stream $policy: dp_record failed: $(cat "$f.err")"
 	fi
 done
 

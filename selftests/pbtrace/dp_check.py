@@ -10,6 +10,7 @@ dataplane_test.sh) and the key=value lines dp_record printed, and prints one
   dp_check.py exact DECODED INFO ring|discard
   dp_check.py all DECODED INFO FTRACE_TRACE_FILE
   dp_check.py hotplug DECODED INFO
+  dp_check.py stream DECODED INFO
 """
 import re
 import sys
@@ -110,9 +111,12 @@ def check_common(c, root, evs, info):
             bad.append((cpu, ts, last.get(cpu)))
         last[cpu] = ts if ts is not None else last.get(cpu, 0)
     c.check('per-CPU timestamps never go backwards', not bad, str(bad[:3]))
-    c.check('poll: POLLIN before drain, POLLHUP after',
-            info['poll_before_drain'][0] == 'in' and info['poll_after_drain'][0] == 'hup',
-            '%s / %s' % (info['poll_before_drain'][0], info['poll_after_drain'][0]))
+    left = iv(info, 'chunks_after_stop')
+    c.check('poll: POLLIN while sealed chunks wait, POLLHUP once drained',
+            info['poll_before_drain'][0] == ('in' if left else 'hup') and
+            info['poll_after_drain'][0] == 'hup',
+            '%s / %s with %d chunks left at stop' % (
+                info['poll_before_drain'][0], info['poll_after_drain'][0], left))
 
 
 def count(evs, kind, pid, nr):
@@ -342,6 +346,18 @@ def check_all(c, root, evs, info, decoded):
     c.check('no event lost', iv(info, 'lost') == 0, '%d lost' % iv(info, 'lost'))
 
 
+def check_stream(c, root, evs, info):
+    emitted, lost = iv(info, 'emitted'), iv(info, 'lost')
+    c.check('emitted == in file + lost, exactly', len(evs) + lost == emitted,
+            '%d in file + %d lost != %d emitted' % (len(evs), lost, emitted))
+    c.check('in file == written - overwritten',
+            len(evs) == iv(info, 'written') - iv(info, 'lost_overwritten'),
+            '%d in file, %d written, %d overwritten' %
+            (len(evs), iv(info, 'written'), iv(info, 'lost_overwritten')))
+    c.check('the reader kept chunks flowing', iv(info, 'chunks_in_file') > 2,
+            '%d chunks' % iv(info, 'chunks_in_file'))
+
+
 def check_hotplug(c, root, evs, info):
     child, emitted = iv(info, 'child'), iv(info, 'emitted')
     lost = iv(info, 'lost')
@@ -370,6 +386,8 @@ def main():
     check_common(c, root, evs, info)
     if mode == 'workload':
         check_workload(c, root, evs, info)
+    elif mode == 'stream':
+        check_stream(c, root, evs, info)
     elif mode == 'hotplug':
         check_hotplug(c, root, evs, info)
     elif mode == 'all':

@@ -13,6 +13,9 @@
  *                                   2K+4 syscalls events into a tiny buffer
  *   dp_record all FILE CMD          every available event while sh -c CMD
  *                                   runs (renamed to dp-renamed first)
+ *   dp_record stream FILE ring|discard K
+ *                                   as exact, with a reader draining
+ *                                   concurrently (races overwrite/read)
  *   dp_record hotplug FILE K        as exact, on CPU 1, which goes offline
  *                                   and back while the session runs
  *   dp_record reattach              a dead reader's chunks come back
@@ -115,11 +118,13 @@ static void finish(struct rec *rc)
 	struct pbtrace_cpu_stats st, sum = { 0 };
 	short before, after;
 	uint32_t cpu;
+	unsigned long streamed = rc->chunks;
 
 	session_cmd(rc, PBTRACE_CMD_STOP_SESSION);
 	before = poll_now(rc);
 	drain(rc);
 	after = poll_now(rc);
+	printf("chunks_after_stop=%lu\n", rc->chunks - streamed);
 	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
 		pbt_reader_stats(&rc->r, cpu, &st);
 		sum.events_written += st.events_written;
@@ -543,6 +548,67 @@ static int cmd_all(const char *file, const char *cmd)
 	return 0;
 }
 
+/* stream: a reader thread drains while the writer overwrites/refuses. */
+static volatile int stream_stop;
+
+static void *stream_reader(void *arg)
+{
+	struct rec *rc = arg;
+	struct pollfd p = { .fd = pbt_reader_fd(&rc->r), .events = POLLIN };
+
+	pin(0);
+	while (!stream_stop) {
+		drain(rc);
+		poll(&p, 1, 5);
+	}
+	return NULL;
+}
+
+static int cmd_stream(const char *file, const char *policy, int k)
+{
+	static const char *const ev[] = {
+		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit", NULL,
+	};
+	struct pbt_buffer_spec b = { .size_kb = 8, .chunk_kb = 4 };
+	int go[2], done[2], park[2];
+	struct rec rc = { 0 };
+	pthread_t reader;
+	pid_t child;
+	char c = 'g';
+
+	b.fill_policy = !strcmp(policy, "discard") ? PBTRACE_FILL_DISCARD :
+			PBTRACE_FILL_RING_BUFFER;
+	add_events(&b, ev);
+	if (pipe(go) || pipe(done) || pipe(park))
+		die("pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (!child) {
+		pin(1);
+		exact_child(go[0], done[1], park[0], k);
+	}
+	b.pids[b.nr_pids++] = child;
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	session_new(&rc, &b);
+	wait_sleeping(child);
+	if (pthread_create(&reader, NULL, stream_reader, &rc))
+		die("pthread: %s", "failed");
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+		die("child handshake: %s", strerror(errno));
+	wait_sleeping(child);
+	stream_stop = 1;
+	pthread_join(reader, NULL);
+	printf("child=%d\nemitted=%d\n", child, 2 * k + 4);
+	finish(&rc);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return 0;
+}
+
 /* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
 static int cmd_mmap(void)
 {
@@ -584,6 +650,8 @@ int main(int argc, char **argv)
 				    atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "exact"))
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "stream"))
+		return cmd_stream(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 2 && !strcmp(argv[1], "reattach"))
 		return cmd_reattach();
 	if (argc == 2 && !strcmp(argv[1], "open"))
@@ -598,7 +666,7 @@ int main(int argc, char **argv)
 		return cmd_mmap();
 	fprintf(stderr,
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
-		"       hotplug FILE K | all FILE CMD | reattach | leave |\n"
+		"       stream FILE ring|discard K | hotplug FILE K | all FILE CMD | reattach | leave |\n"
 		"       open | mmap\n");
 	return 2;
 }
