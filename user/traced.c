@@ -525,7 +525,8 @@ static void finish(struct session *s, const char *why)
 		logmsg(LOG_ERR, "session %u: fsync %s: %s", s->id, s->w.path,
 		       strerror(errno));
 	logmsg(s->failed ? LOG_ERR : LOG_INFO,
-	       "session %u (%s): %s; %s: %llu bytes%s", s->id, s->name, why,
+	       "session %u (%s): finished (%s); %s: %llu bytes%s", s->id,
+	       s->name, why,
 	       s->w.path ? s->w.path : "(no file)",
 	       (unsigned long long)s->w.size,
 	       skipped ? ", some chunks did not fit and were dropped" : "");
