@@ -124,6 +124,20 @@ for policy in ring discard; do
 	fi
 done
 
+# Two sessions on the same events, each gets what it asked for.
+if "$rec" two "$tmp/a.pftrace" "$tmp/b.pftrace" 300 > "$tmp/two.info" 2> "$tmp/two.err"; then
+	if decode "$tmp/a.pftrace" "$tmp/a.txt" && decode "$tmp/b.pftrace" "$tmp/b.txt"; then
+		ok "two sessions: both files decode with Perfetto's schema"
+		/usr/bin/python3 "$here/dp_check.py" two "$tmp/a.txt" "$tmp/b.txt" \
+			"$tmp/two.info" > "$tmp/two.check" 2>&1
+		tap_checks "two sessions" < "$tmp/two.check"
+	else
+		not_ok "two sessions: protoc cannot decode: $(head -c 300 "$tmp"/[ab].txt.err)"
+	fi
+else
+	not_ok "two sessions: dp_record failed: $(cat "$tmp/two.err")"
+fi
+
 # A CPU going offline mid-session keeps its data, readable at once.
 if [ ! -w /sys/devices/system/cpu/cpu1/online ]; then
 	not_ok "hotplug: cpu1 cannot go offline here (need 2 CPUs)"

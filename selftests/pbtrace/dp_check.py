@@ -11,6 +11,7 @@ dataplane_test.sh) and the key=value lines dp_record printed, and prints one
   dp_check.py all DECODED INFO FTRACE_TRACE_FILE
   dp_check.py hotplug DECODED INFO
   dp_check.py stream DECODED INFO
+  dp_check.py two DECODED_A DECODED_B INFO
 """
 import re
 import sys
@@ -358,6 +359,34 @@ def check_stream(c, root, evs, info):
             '%d chunks' % iv(info, 'chunks_in_file'))
 
 
+def check_two(c, dec_a, dec_b, infofile):
+    with open(infofile) as f:
+        text = f.read()
+    head, _, tail = text.partition('---\n')
+    ia, ib = {}, {}
+    for d, part in ((ia, head), (ib, tail)):
+        for line in part.splitlines():
+            key, sep, val = line.partition('=')
+            if sep:
+                d.setdefault(key, []).append(val)
+    k, child = iv(ia, 'k'), iv(ia, 'child')
+    ea, eb = events(parse_text(dec_a)), events(parse_text(dec_b))
+    c.check('session A: all 2K+4 syscall events, nothing lost',
+            len(ea) == 2 * k + 4 and iv(ia, 'lost') == 0,
+            '%d events, %d lost' % (len(ea), iv(ia, 'lost')))
+    c.check('session B: only its K+2 sys_exit events, nothing lost',
+            len(eb) == k + 2 and all(kd == 'sys_exit' for _, _, _, kd, _ in eb) and
+            iv(ib, 'lost') == 0, '%d events' % len(eb))
+    key = lambda e: (one(e[2], 'timestamp'), one(e[2], 'pid'), one(e[4], 'id'), one(e[4], 'ret'))
+    exits_a = [key(e) for e in ea if e[3] == 'sys_exit']
+    c.check('B holds exactly A\'s sys_exit events (same timestamps)',
+            exits_a == [key(e) for e in eb], 'differ')
+    c.check('the sessions have different sequence ids',
+            ia['seq_base'] != ib['seq_base'], 'both %s' % ia['seq_base'])
+    c.check('only the child was traced', all(one(e[2], 'pid') == child for e in ea + eb),
+            'other pids present')
+
+
 def check_hotplug(c, root, evs, info):
     child, emitted = iv(info, 'child'), iv(info, 'emitted')
     lost = iv(info, 'lost')
@@ -379,6 +408,11 @@ def main():
         print(__doc__)
         return 2
     mode, decoded, infofile = sys.argv[1:4]
+    if mode == 'two':
+        c = Checks()
+        check_two(c, decoded, infofile, sys.argv[4])
+        print('DONE')
+        return 1 if c.failed else 0
     root = parse_text(decoded)
     info = read_info(infofile)
     evs = events(root)

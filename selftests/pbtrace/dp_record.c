@@ -16,6 +16,8 @@
  *   dp_record stream FILE ring|discard K
  *                                   as exact, with a reader draining
  *                                   concurrently (races overwrite/read)
+ *   dp_record two FILE_A FILE_B K   two sessions, different event sets,
+ *                                   on the same child
  *   dp_record hotplug FILE K        as exact, on CPU 1, which goes offline
  *                                   and back while the session runs
  *   dp_record reattach              a dead reader's chunks come back
@@ -62,9 +64,10 @@ static void session_new(struct rec *rc, const struct pbt_buffer_spec *b)
 {
 	struct pbt_session_spec s = { .nr_buffers = 1 };
 	char err[256], name[64];
+	static int nr;
 
 	/* Unique, so a session left by a failed run is no obstacle. */
-	snprintf(name, sizeof(name), "dp_record-%d", getpid());
+	snprintf(name, sizeof(name), "dp_record-%d-%d", getpid(), nr++);
 	s.name = name;
 	s.buffers[0] = *b;
 	rc->nl = pbt_nl_open(err, sizeof(err));
@@ -609,6 +612,54 @@ static int cmd_stream(const char *file, const char *policy, int k)
 	return 0;
 }
 
+/*
+ * two: two sessions see the same events. A wants sys_enter + sys_exit, B
+ * only sys_exit; both filter on the child. B must equal A's sys_exits.
+ */
+static int cmd_two(const char *file_a, const char *file_b, int k)
+{
+	static const char *const ev_a[] = {
+		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit", NULL,
+	};
+	static const char *const ev_b[] = { "raw_syscalls/sys_exit", NULL };
+	struct pbt_buffer_spec a = { .size_kb = 2048 }, b = { .size_kb = 2048 };
+	int go[2], done[2], park[2];
+	struct rec ra = { 0 }, rb = { 0 };
+	pid_t child;
+	char c = 'g';
+
+	add_events(&a, ev_a);
+	add_events(&b, ev_b);
+	if (pipe(go) || pipe(done) || pipe(park))
+		die("pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (!child)
+		exact_child(go[0], done[1], park[0], k);
+	a.pids[a.nr_pids++] = child;
+	b.pids[b.nr_pids++] = child;
+	ra.out = fopen(file_a, "w");
+	rb.out = fopen(file_b, "w");
+	if (!ra.out || !rb.out)
+		die("open output: %s", strerror(errno));
+	session_new(&ra, &a);
+	session_new(&rb, &b);
+	wait_sleeping(child);
+	session_cmd(&ra, PBTRACE_CMD_START_SESSION);
+	session_cmd(&rb, PBTRACE_CMD_START_SESSION);
+	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+		die("child handshake: %s", strerror(errno));
+	wait_sleeping(child);
+	printf("child=%d\nk=%d\n", child, k);
+	finish(&ra);
+	printf("---\n");
+	finish(&rb);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return 0;
+}
+
 /* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
 static int cmd_mmap(void)
 {
@@ -650,6 +701,8 @@ int main(int argc, char **argv)
 				    atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "exact"))
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "two"))
+		return cmd_two(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "stream"))
 		return cmd_stream(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 2 && !strcmp(argv[1], "reattach"))
@@ -666,7 +719,8 @@ int main(int argc, char **argv)
 		return cmd_mmap();
 	fprintf(stderr,
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
-		"       stream FILE ring|discard K | hotplug FILE K | all FILE CMD | reattach | leave |\n"
+		"       stream FILE ring|discard K | two FILE_A FILE_B K |\n"
+		"       hotplug FILE K | all FILE CMD | reattach | leave |\n"
 		"       open | mmap\n");
 	return 2;
 }
