@@ -688,12 +688,13 @@ static int sync_sessions(int fresh)
 			free_session(s);
 		} else if (list[i].state == PBTRACE_STATE_STOPPED) {
 			finish(s, "stopped");
+			list[i].id = 0;	/* destroyed now: not to adopt again */
 		} else if (list[i].state == PBTRACE_STATE_STARTED) {
 			begin_running(s, list[i].start_ns);
 		}
 	}
 	for (i = 0; i < n; i++)
-		if (!find_session(list[i].id))
+		if (list[i].id && !find_session(list[i].id))
 			adopt(&list[i], fresh);
 	pbt_session_infos_free(list, n);
 	return 0;
