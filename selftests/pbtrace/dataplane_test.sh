@@ -20,8 +20,8 @@ trap 'rm -rf "$tmp"' EXIT
 N=${DP_FORKS:-10}
 K=${DP_GETPPID:-500}
 M=${DP_PINGPONG:-100}
-K_EXACT=${DP_EXACT:-2000}
-K_STREAM=${DP_STREAM:-5000}
+K_EXACT=${DP_EXACT:-1000}
+K_STREAM=${DP_STREAM:-2000}
 
 nr=0
 failed=0
@@ -50,6 +50,7 @@ decode() {
 }
 
 echo "TAP version 13"
+start=$(date +%s)
 if [ ! -x "$rec" ]; then
 	not_ok "dp_record missing: build it with 'make -C selftests/pbtrace'"
 	exit 1
@@ -58,6 +59,8 @@ if [ ! -e "$schema/perfetto_trace.proto" ]; then
 	not_ok "no Perfetto schema in $schema: set PBTRACE_SCHEMA_DIR"
 	exit 1
 fi
+
+section() { echo "# $(( $(date +%s) - start ))s: $1"; }
 
 # The device: a char device only root may open.
 mode=$(stat -c %a /dev/pbtrace 2>/dev/null)
@@ -76,6 +79,7 @@ else
 	not_ok "dp_record mmap: $(cat "$tmp/mmap.err")"
 fi
 
+section workload
 # A known workload, decoded with Perfetto's schema.
 if "$rec" workload "$tmp/w.pftrace" "$N" "$K" "$M" > "$tmp/w.info" 2> "$tmp/w.err"; then
 	if decode "$tmp/w.pftrace" "$tmp/w.txt"; then
@@ -90,6 +94,7 @@ else
 	not_ok "workload: dp_record failed: $(cat "$tmp/w.err")"
 fi
 
+section exact
 # Exact loss accounting for both fill policies.
 for policy in ring discard; do
 	f=$tmp/$policy
@@ -107,6 +112,7 @@ for policy in ring discard; do
 	fi
 done
 
+section stream
 # The same with a reader draining while the writer overwrites or refuses.
 for policy in ring discard; do
 	f=$tmp/stream-$policy
@@ -124,6 +130,7 @@ for policy in ring discard; do
 	fi
 done
 
+section two
 # Two sessions on the same events, each gets what it asked for.
 if "$rec" two "$tmp/a.pftrace" "$tmp/b.pftrace" 300 > "$tmp/two.info" 2> "$tmp/two.err"; then
 	if decode "$tmp/a.pftrace" "$tmp/a.txt" && decode "$tmp/b.pftrace" "$tmp/b.txt"; then
@@ -138,6 +145,7 @@ else
 	not_ok "two sessions: dp_record failed: $(cat "$tmp/two.err")"
 fi
 
+section hotplug
 # A CPU going offline mid-session keeps its data, readable at once.
 if [ ! -w /sys/devices/system/cpu/cpu1/online ]; then
 	not_ok "hotplug: cpu1 cannot go offline here (need 2 CPUs)"
@@ -154,6 +162,7 @@ else
 	not_ok "hotplug: dp_record failed: $(cat "$tmp/hp.err")"
 fi
 
+section all
 # Every event; field for field against the kernel's own ftrace, same run.
 T=/sys/kernel/tracing
 FT_EVENTS="sched/sched_process_fork sched/sched_process_exec task/task_rename
@@ -192,6 +201,7 @@ else
 	fi
 fi
 
+section reattach
 # Readers die and come back; bad requests are refused with a reason.
 if "$rec" reattach > "$tmp/ra" 2> "$tmp/ra.err"; then
 	grep -q '^reget=same$' "$tmp/ra"
@@ -225,11 +235,13 @@ elif "$rec" leave > "$tmp/leave" 2>&1 && rmmod pbtrace; then
 	out=$("$rec" open 2>&1)
 	case $out in "open=pbtrace module not loaded"*) r=0 ;; *) r=1 ;; esac
 	result $r "without the module the reader says so (${out#open=})"
-	if [ -e "$top/pbtrace.ko" ]; then insmod "$top/pbtrace.ko"; else modprobe pbtrace; fi
+	ko=${PBTRACE_KO:-$top/pbtrace.ko}
+	if [ -e "$ko" ]; then insmod "$ko"; else modprobe pbtrace; fi
 	result $? "module loads again after that"
 else
 	not_ok "rmmod with a started session: $(cat "$tmp/leave")"
 fi
 
+echo "# dataplane: $(( $(date +%s) - start ))s"
 echo "1..$nr"
 [ "$failed" = 0 ]

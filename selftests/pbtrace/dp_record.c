@@ -307,20 +307,38 @@ static void wait_sleeping(pid_t pid)
 	die("child never blocked: %s", "timeout");
 }
 
-static void exact_child(int go, int done, int park, int k)
+/* Every PACE getppid calls a paced child naps: 2 more events each. */
+#define PACE 50
+
+static int paced_events(int k)
 {
+	return 2 * (k / PACE);
+}
+
+static void exact_child_paced(int go, int done, int park, int k, int paced)
+{
+	struct timespec nap = { 0, 300000 };
 	char c;
 	int i;
 
 	/* Before the session starts: blocked in this read. */
 	if (read(go, &c, 1) != 1)		/* traced: sys_exit */
 		_exit(1);
-	for (i = 0; i < k; i++)			/* traced: 2 * k */
+	for (i = 1; i <= k; i++) {		/* traced: 2 * k */
 		syscall(SYS_getppid);
+		/* Lets a concurrent reader run: enter + exit each. */
+		if (paced && i % PACE == 0)
+			syscall(SYS_nanosleep, &nap, NULL);
+	}
 	if (write(done, &c, 1) != 1)		/* traced: enter + exit */
 		_exit(1);
 	read(park, &c, 1);			/* traced: sys_enter */
 	_exit(0);
+}
+
+static void exact_child(int go, int done, int park, int k)
+{
+	exact_child_paced(go, done, park, k, 0);
 }
 
 static int cmd_exact(const char *file, const char *policy, int k)
@@ -589,7 +607,7 @@ static int cmd_stream(const char *file, const char *policy, int k)
 		die("fork: %s", strerror(errno));
 	if (!child) {
 		pin(1);
-		exact_child(go[0], done[1], park[0], k);
+		exact_child_paced(go[0], done[1], park[0], k, 1);
 	}
 	b.pids[b.nr_pids++] = child;
 	rc.out = fopen(file, "w");
@@ -605,7 +623,7 @@ static int cmd_stream(const char *file, const char *policy, int k)
 	wait_sleeping(child);
 	stream_stop = 1;
 	pthread_join(reader, NULL);
-	printf("child=%d\nemitted=%d\n", child, 2 * k + 4);
+	printf("child=%d\nemitted=%d\n", child, 2 * k + 4 + paced_events(k));
 	finish(&rc);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
