@@ -23,6 +23,7 @@
  *   dp_record reattach              a dead reader's chunks come back
  *   dp_record leave                 leave a started session behind
  *   dp_record open                  attach to session 1, print the outcome
+ *   dp_record run FILE EV1,EV2 CMD  record those events while CMD runs
  *   dp_record mmap                  the mapping cannot be made writable
  */
 #include <errno.h>
@@ -678,6 +679,31 @@ static int cmd_two(const char *file_a, const char *file_b, int k)
 	return 0;
 }
 
+/* run: record EVENTS (comma separated) while sh -c CMD runs. */
+static int cmd_run(const char *file, char *events, const char *cmd)
+{
+	struct pbt_buffer_spec b = {
+		.size_kb = 65536, .chunk_kb = 64,
+		.fill_policy = PBTRACE_FILL_RING_BUFFER,
+	};
+	struct rec rc = { 0 };
+	char *tok, *save;
+	int status;
+
+	for (tok = strtok_r(events, ",", &save); tok && b.nr_events < PBT_MAX_EVENTS;
+	     tok = strtok_r(NULL, ",", &save))
+		b.events[b.nr_events++] = tok;
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	session_new(&rc, &b);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	status = system(cmd);
+	printf("cmd_status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	finish(&rc);
+	return 0;
+}
+
 /* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
 static int cmd_mmap(void)
 {
@@ -719,6 +745,8 @@ int main(int argc, char **argv)
 				    atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "exact"))
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "run"))
+		return cmd_run(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "two"))
 		return cmd_two(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "stream"))
@@ -739,6 +767,6 @@ int main(int argc, char **argv)
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
 		"       stream FILE ring|discard K | two FILE_A FILE_B K |\n"
 		"       hotplug FILE K | all FILE CMD | reattach | leave |\n"
-		"       open | mmap\n");
+		"       open | run FILE EVENTS CMD | mmap\n");
 	return 2;
 }
