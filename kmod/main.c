@@ -7,6 +7,7 @@
 #include <linux/module.h>
 
 #include "pbtrace.h"
+#include "relay.h"
 
 static int __init pbt_init(void)
 {
@@ -24,8 +25,18 @@ static int __init pbt_init(void)
 	ret = pbt_netlink_init();
 	if (ret)
 		goto err_device;
+	ret = pbt_endpoint_init();
+	if (ret)
+		goto err_netlink;
+	ret = pbt_relay_init();
+	if (ret)
+		goto err_endpoint;
 	return 0;
 
+err_endpoint:
+	pbt_endpoint_exit();
+err_netlink:
+	pbt_netlink_exit();
 err_device:
 	pbt_device_exit();
 err_buffers:
@@ -42,6 +53,8 @@ err_probes:
  */
 static void __exit pbt_exit(void)
 {
+	pbt_relay_exit();
+	pbt_endpoint_exit();
 	pbt_sessions_destroy_all();
 	pbt_netlink_exit();
 	pbt_sessions_destroy_all();

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tools/vm: --vsock --no-module
+#
+# The relay and the endpoint in one guest over vsock_loopback (CID 1):
+# pbtrace.ko loaded as both endpoint=vsock:PORT and relay=vsock:1:PORT
+# with its identity overridden by parameter. The endpoint must see the
+# relay's HELLO with the right identity and answer its pings; then a
+# hostile client (build/relay_hostile) is counted and dropped while the
+# relay stays connected; the module unloads cleanly. tools/vm fails the
+# run on any kernel complaint in dmesg.
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
+PORT=20001
+P=/sys/module/pbtrace/parameters
+N=0
+FAILED=0
+
+ok() { echo "ok $((++N)) - $*"; }
+not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+# Wait up to $1 tenths of a second for the command to succeed.
+wait_for() {
+	local n=$1
+	shift
+	while ((n-- > 0)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
+machine_line() { grep "^machine 1 " "$P/endpoint_stats"; }
+
+rmmod pbtrace 2>/dev/null
+if ! insmod "$KO" endpoint=vsock:$PORT relay=vsock:1:$PORT \
+	relay_name=relay-guest relay_hint=00112233445566778899aabbccddeeff; then
+	not_ok "insmod pbtrace.ko endpoint=vsock:$PORT relay=vsock:1:$PORT"
+	echo "1..$N"
+	exit 1
+fi
+ok "insmod with endpoint and relay parameters"
+
+check "relay connected and welcomed as machine 1" \
+	wait_for 100 test "$(relay_stat connected)$(relay_stat machine_id)" = 11
+want="machine 1 name=relay-guest sysname=$(uname -s) release=$(uname -r) arch=$(uname -m) cpus=$(nproc) "
+check "endpoint's machine table: name, sysname, release, arch, cpus from HELLO" \
+	wait_for 20 eval '[[ "$(machine_line)" == "$want"* ]]'
+machine_line | sed 's/^/# /'
+check "relay got PONGs for its PINGs (ping period 1 s)" \
+	wait_for 50 test "$(relay_stat pongs)" -ge 3
+check "endpoint measured a round trip for machine 1" \
+	wait_for 30 eval '[[ "$(machine_line)" =~ rtt_ns=[1-9] ]]'
+
+"$TOP/selftests/pbtrace/build/relay_hostile" $PORT | sed "s/^\(not \)\{0,1\}ok [0-9]* - /&hostile: /" > /tmp/hostile.out
+rc=${PIPESTATUS[0]}
+while read -r line; do
+	case $line in
+	"ok "*) ok "${line#ok * - }" ;;
+	"not ok "*) not_ok "${line#not ok * - }" ;;
+	*) echo "# $line" ;;
+	esac
+done < /tmp/hostile.out
+((rc == 0)) || not_ok "relay_hostile exited $rc"
+
+check "relay still connected after the hostile client (no reconnect)" \
+	test "$(relay_stat connected)$(relay_stat connects)" = 11
+sed 's/^/# /' "$P/endpoint_stats"
+sed 's/^/# /' "$P/relay_stats"
+check "rmmod with relay and endpoint connected" rmmod pbtrace
+dmesg | grep pbtrace | sed 's/^/# dmesg: /' | tail -n 20
+
+echo "1..$N"
+exit $FAILED
