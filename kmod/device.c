@@ -19,13 +19,25 @@
 #include "pbtrace.h"
 #include "compat.h"
 
+/*
+ * ioctls of one fd serialize on @lock. mmap() must not take it: it runs
+ * under mmap_lock, and the ioctls fault on user memory (mmap_lock) while
+ * holding it. So ATTACH publishes @b last, with release semantics, and
+ * mmap/poll only read @b (acquire) and what was set before it.
+ */
 struct pbt_fd {
-	struct mutex lock;		/* ioctls of this fd */
+	struct mutex lock;
 	struct pbt_session *s;		/* our reference, after ATTACH */
-	struct pbt_buffer *b;
+	struct pbt_buffer *b;		/* set once, last */
 	unsigned long *held;		/* chunks handed out and not put */
 	u32 nr_chunks;
 };
+
+static struct pbt_buffer *attached(struct pbt_fd *f)
+{
+	/* Pairs with the release in do_attach(): f->s is set too. */
+	return smp_load_acquire(&f->b);
+}
 
 static int pbt_open(struct inode *inode, struct file *file)
 {
@@ -63,7 +75,7 @@ static long do_attach(struct pbt_fd *f, void __user *uarg)
 
 	if (copy_from_user(&at, uarg, sizeof(at)))
 		return -EFAULT;
-	if (f->s)
+	if (f->b)
 		return -EBUSY;
 	s = pbt_session_get(at.session_id);
 	if (!s)
@@ -79,7 +91,8 @@ static long do_attach(struct pbt_fd *f, void __user *uarg)
 		return -ENOMEM;
 	}
 	f->s = s;
-	f->b = s->buffers[at.buffer];
+	/* Release: mmap/poll that see f->b see f->s and f->held too. */
+	smp_store_release(&f->b, s->buffers[at.buffer]);
 	pbt_buffer_vmem(f->b, &size);
 	at.mmap_size = size;
 	if (copy_to_user(uarg, &at, sizeof(at)))
@@ -149,42 +162,36 @@ static long pbt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int pbt_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct pbt_fd *f = file->private_data;
+	struct pbt_buffer *b = attached(file->private_data);
 	unsigned long len = vma->vm_end - vma->vm_start;
 	size_t size;
 	void *mem;
-	int ret;
 
-	mutex_lock(&f->lock);
-	ret = -ENODEV;
-	if (!f->b)
-		goto out;
+	if (!b)
+		return -ENODEV;
 	/* Read-only, now and forever: no PROT_WRITE, no mprotect later. */
-	ret = -EPERM;
 	if (vma->vm_flags & VM_WRITE)
-		goto out;
-	ret = -EINVAL;
-	mem = pbt_buffer_vmem(f->b, &size);
+		return -EPERM;
+	mem = pbt_buffer_vmem(b, &size);
 	/* MAP_SHARED of an O_RDONLY fd has VM_MAYSHARE but not VM_SHARED. */
 	if (!(vma->vm_flags & VM_MAYSHARE) || vma->vm_pgoff || len != size)
-		goto out;
+		return -EINVAL;
 	pbt_vm_flags_clear(vma, VM_MAYWRITE);
 	pbt_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	ret = remap_vmalloc_range(vma, mem, 0);
-out:
-	mutex_unlock(&f->lock);
-	return ret;
+	return remap_vmalloc_range(vma, mem, 0);
 }
 
 static __poll_t pbt_poll(struct file *file, poll_table *wait)
 {
 	struct pbt_fd *f = file->private_data;
-	struct pbt_session *s = f->s;
+	struct pbt_buffer *b = attached(f);
+	struct pbt_session *s;
 
-	if (!s)
+	if (!b)
 		return EPOLLERR;
+	s = f->s;
 	poll_wait(file, &s->wq, wait);
-	if (pbt_buffer_has_sealed(f->b))
+	if (pbt_buffer_has_sealed(b))
 		return EPOLLIN | EPOLLRDNORM;
 	/* Stopped, or destroyed (off the registry) before it ever started. */
 	if (READ_ONCE(s->state) == PBTRACE_STATE_STOPPED ||
