@@ -150,17 +150,17 @@ test_streaming() {
 	local f=$W/stream.pftrace c=$W/stream.pbtx sizes=() s grew=0 prev=-1 t0 now
 	write_config "$c" 'buffers { size_kb: 2048 fill_policy: DISCARD }' \
 		"$(ftrace_ds sched/sched_switch sched/sched_waking)" \
-		'write_into_file: true' 'file_write_period_ms: 500' 'duration_ms: 8000'
-	light 9
+		'write_into_file: true' 'file_write_period_ms: 500' 'duration_ms: 9000'
+	light 10
 	tctl start -c "$c" -o "$f" -n stream >/dev/null 2>&1
 	check "streaming: session starts" test $? -eq 0
 	# Sample the size about every 0.6 s (fork+exec is slow under TCG:
-	# the clock, not the loop count, bounds the window) for 6 s.
+	# the clock, not the loop count, bounds the window) for 7 s.
 	t0=${EPOCHREALTIME/./}
 	while :; do
 		sleep 0.5
 		now=${EPOCHREALTIME/./}
-		[ $(( (now - t0) / 1000 )) -ge 6000 ] && break
+		[ $(( (now - t0) / 1000 )) -ge 7000 ] && break
 		s=$(stat -c %s "$f" 2>/dev/null || echo 0)
 		sizes+=("$(( (now - t0) / 1000 ))ms:$s")
 		[ "$prev" -ge 0 ] && [ "$s" -gt "$prev" ] && grew=$((grew + 1))
@@ -169,7 +169,7 @@ test_streaming() {
 	done
 	note "sizes: ${sizes[*]}"
 	# Every sample is >= 500 ms after the last: nearly each must grow.
-	[ "$grew" -ge $(( ${#sizes[@]} - 3 )) ] && [ "$grew" -ge 4 ]
+	[ "$grew" -ge $(( ${#sizes[@]} - 2 )) ] && [ "$grew" -ge 3 ]
 	expect "streaming: file grows while recording ($grew of ${#sizes[@]} samples)" ||
 		grep "(stream)" "$LOG" | sed 's/^/#   /'
 	decode "$W/stream.mid"
@@ -355,6 +355,51 @@ test_errors() {
 		bash -c "! '$U/tracectl' status 2>/dev/null | grep -q dangling"
 }
 
+# --- stats: process_stats and sys_stats at the configured periods ---------
+test_stats() {
+	local f=$W/stats.pftrace c=$W/stats.pbtx nps nss total
+	write_config "$c" 'buffers { size_kb: 1024 }' "$(ftrace_ds sched/sched_switch)" \
+		'data_sources { config { name: "linux.process_stats" process_stats_config { proc_stats_poll_ms: 500 } } }' \
+		'data_sources { config { name: "linux.sys_stats" sys_stats_config { meminfo_period_ms: 500 vmstat_period_ms: 1000 stat_period_ms: 500 } } }' \
+		'duration_ms: 3000'
+	tctl start -c "$c" -o "$f" -n stats >/dev/null 2>&1
+	wait_done stats 200
+	decode "$f"
+	nps=$(count "^  process_stats {" "$f.txt")
+	nss=$(count "^  sys_stats {" "$f.txt")
+	check "stats: process_stats every 500 ms over 3 s ($nps)" test "$nps" -ge 3
+	check "stats: sys_stats every 500 ms over 3 s ($nss)" test "$nss" -ge 3
+	total=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+	section sys_stats "$f.txt" | grep -A1 "key: MEMINFO_MEM_TOTAL" | grep -q "value: $total\$"
+	expect "stats: sys_stats MemTotal == /proc/meminfo ($total kB)"
+	# CPUs per sys_stats packet that carries /proc/stat times.
+	local per
+	per=$(awk '/^  sys_stats \{/ {f=1; n=0; next} f && /^    cpu_stat \{/ {n++}
+		f && /^  \}/ {f=0; if (n) print n}' "$f.txt" | sort -u | tr '\n' ' ')
+	[ "$per" = "$(nproc) " ]
+	expect "stats: sys_stats has every CPU's times (per packet: $per, CPUs: $(nproc))"
+	section process_stats "$f.txt" | grep -q "^      pid: $TRACED\$"
+	expect "stats: process_stats has traced itself (pid $TRACED)"
+}
+
+# --- daemon mode ----------------------------------------------------------
+test_daemon() {
+	local pid
+	stop_traced
+	"$U/traced" --daemon --pidfile "$W/traced.pid"
+	check "daemon: traced --daemon returns 0" test $? -eq 0
+	sleep 1
+	pid=$(cat "$W/traced.pid" 2>/dev/null)
+	check "daemon: pidfile names a live traced ($pid)" \
+		bash -c "[ -n '$pid' ] && grep -q traced /proc/$pid/comm"
+	"$U/traced" >"$W/second.log" 2>&1
+	check "daemon: a second traced refuses to run" \
+		grep -q "another traced is already running (pid $pid)" "$W/second.log"
+	kill -TERM "$pid" 2>/dev/null
+	sleep 1
+	check "daemon: SIGTERM removes the pidfile" test ! -e "$W/traced.pid"
+}
+
 # --- 10: traced under valgrind --------------------------------------------
 test_valgrind() {
 	local f=$W/vg.pftrace
@@ -375,7 +420,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "TAP version 13"
-for t in basic streaming duration max_size triggers two_sessions tids restart errors valgrind; do
+for t in basic streaming duration max_size triggers two_sessions tids restart errors stats daemon valgrind; do
 	case " ${TRACED_TEST_ONLY:-$t} " in *" $t "*) ;; *) continue ;; esac
 	if [ -z "$TRACED" ] && ! start_traced; then
 		nok "$t: traced starts"
