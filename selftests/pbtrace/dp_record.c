@@ -24,6 +24,7 @@
  *   dp_record leave                 leave a started session behind
  *   dp_record open                  attach to session 1, print the outcome
  *   dp_record run FILE EV1,EV2 CMD  record those events while CMD runs
+ *                                   (chunk size from $DP_CHUNK_KB)
  *   dp_record mmap                  the mapping cannot be made writable
  */
 #include <errno.h>
@@ -309,7 +310,7 @@ static void wait_sleeping(pid_t pid)
 }
 
 /* Every PACE getppid calls a paced child naps: 2 more events each. */
-#define PACE 50
+#define PACE 20
 
 static int paced_events(int k)
 {
@@ -318,7 +319,7 @@ static int paced_events(int k)
 
 static void exact_child_paced(int go, int done, int park, int k, int paced)
 {
-	struct timespec nap = { 0, 300000 };
+	struct timespec nap = { 0, 1000000 };
 	char c;
 	int i;
 
@@ -686,10 +687,13 @@ static int cmd_run(const char *file, char *events, const char *cmd)
 		.size_kb = 65536, .chunk_kb = 64,
 		.fill_policy = PBTRACE_FILL_RING_BUFFER,
 	};
+	const char *chunk_kb = getenv("DP_CHUNK_KB");
 	struct rec rc = { 0 };
 	char *tok, *save;
 	int status;
 
+	if (chunk_kb)
+		b.chunk_kb = atoi(chunk_kb);
 	for (tok = strtok_r(events, ",", &save); tok && b.nr_events < PBT_MAX_EVENTS;
 	     tok = strtok_r(NULL, ",", &save))
 		b.events[b.nr_events++] = tok;

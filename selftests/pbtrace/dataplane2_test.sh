@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Data-plane tests, part 2 (part 1: dataplane_test.sh): two sessions at
+# once, CPU hotplug, every event field for field against ftrace, events
+# too large for a chunk, reader death, privileges, unload with a started
+# session. Run in a guest with pbtrace.ko loaded. Prints TAP.
+set -u
+. "$(dirname "$0")/dataplane_lib.sh"
+
+preflight
+
+section two
+# Two sessions on the same events, each gets what it asked for.
+if "$rec" two "$tmp/a.pftrace" "$tmp/b.pftrace" 300 > "$tmp/two.info" 2> "$tmp/two.err"; then
+	if decode "$tmp/a.pftrace" "$tmp/a.txt" && decode "$tmp/b.pftrace" "$tmp/b.txt"; then
+		ok "two sessions: both files decode with Perfetto's schema"
+		/usr/bin/python3 "$here/dp_check.py" two "$tmp/a.txt" "$tmp/b.txt" \
+			"$tmp/two.info" > "$tmp/two.check" 2>&1
+		tap_checks "two sessions" < "$tmp/two.check"
+	else
+		not_ok "two sessions: protoc cannot decode: $(head -c 300 "$tmp"/[ab].txt.err)"
+	fi
+else
+	not_ok "two sessions: dp_record failed: $(cat "$tmp/two.err")"
+fi
+
+section hotplug
+# A CPU going offline mid-session keeps its data, readable at once.
+if [ ! -w /sys/devices/system/cpu/cpu1/online ]; then
+	not_ok "hotplug: cpu1 cannot go offline here (need 2 CPUs)"
+else
+	REC=(hotplug "$tmp/hotplug.pftrace" 200)
+	record_check hotplug hotplug
+fi
+
+section all
+# Every event; field for field against the kernel's own ftrace, same run.
+T=/sys/kernel/tracing
+FT_EVENTS="sched/sched_process_fork sched/sched_process_exec task/task_rename
+	sched/sched_process_exit raw_syscalls/sys_enter raw_syscalls/sys_exit
+	sched/sched_switch block/block_rq_issue block/block_rq_complete"
+ftrace() {
+	local e
+	for e in $FT_EVENTS; do echo "$1" > "$T/events/$e/enable"; done
+	echo "$1" > "$T/tracing_on"
+}
+modprobe loop 2>/dev/null
+truncate -s 4M "$tmp/disk"
+loopdev=$(losetup -f --show "$tmp/disk" 2>/dev/null)
+if [ -z "$loopdev" ] || [ ! -d "$T/events" ]; then
+	not_ok "all events: need a loop device and tracefs at $T"
+else
+	echo 8192 > "$T/buffer_size_kb"
+	echo > "$T/trace"
+	ftrace 1
+	"$rec" all "$tmp/all.pftrace" "/bin/true; dd if=/dev/zero of=$loopdev bs=4k count=16 oflag=direct 2>/dev/null; echo hi > $tmp/x; cat $tmp/x >/dev/null" \
+		> "$tmp/all.info" 2> "$tmp/all.err"
+	rc=$?
+	ftrace 0
+	cat "$T/trace" > "$tmp/ftrace.txt"
+	echo > "$T/trace"
+	losetup -d "$loopdev"
+	if [ $rc != 0 ]; then
+		not_ok "all events: dp_record failed: $(cat "$tmp/all.err")"
+	elif decode "$tmp/all.pftrace" "$tmp/all.txt"; then
+		ok "all events: every packet decodes with Perfetto's schema"
+		/usr/bin/python3 "$here/dp_check.py" all "$tmp/all.txt" \
+			"$tmp/all.info" "$tmp/ftrace.txt" > "$tmp/all.check" 2>&1
+		tap_checks "all events" < "$tmp/all.check"
+	else
+		not_ok "all events: protoc cannot decode the file: $(head -c 300 "$tmp/all.txt.err")"
+	fi
+fi
+
+section toolarge
+# An event that cannot fit an empty chunk is counted, not written: exec of
+# a path longer than a 4 KiB chunk.
+long=$tmp
+while [ ${#long} -lt 3800 ]; do long=$long/$(printf '%0250d' 0); done
+long=$long/$(printf '%0*d' $((4080 - ${#long} - 1)) 0)
+if mkdir -p "${long%/*}" && cp /bin/true "$long" &&
+	DP_CHUNK_KB=4 "$rec" run "$tmp/big.pftrace" sched/sched_process_exec \
+		"/bin/true; $long" > "$tmp/big.info" 2> "$tmp/big.err" &&
+	decode "$tmp/big.pftrace" "$tmp/big.txt"; then
+	n_exec=$(grep -c 'sched_process_exec {' "$tmp/big.txt")
+	[ "$(sed -n 's/^lost_too_large=//p' "$tmp/big.info")" = 1 ] && [ "$n_exec" = 2 ]
+	result $? "an event larger than a chunk counts in lost_too_large ($(grep lost_too_large "$tmp/big.info"), $n_exec execs kept)"
+else
+	not_ok "too large: setup or record failed: $(cat "$tmp/big.err")"
+fi
+
+section reattach
+# Readers die and come back; bad requests are refused with a reason.
+if "$rec" reattach > "$tmp/ra" 2> "$tmp/ra.err"; then
+	grep -q '^reget=same$' "$tmp/ra"
+	result $? "a chunk held by a reader that closed comes back unread"
+	grep -q '^put_unheld=refused$' "$tmp/ra" && grep -q '^put_twice=refused$' "$tmp/ra"
+	result $? "PUT_CHUNK of a chunk this fd does not hold is refused"
+	grep -q '^put_held=accepted$' "$tmp/ra"
+	result $? "PUT_CHUNK of a held chunk works"
+	grep -q '^open_missing=no such session' "$tmp/ra"
+	result $? "attach to a missing session says so ($(grep open_missing "$tmp/ra"))"
+	grep -q '^open_bad_buffer=session .* has no buffer 3' "$tmp/ra"
+	result $? "attach to a missing buffer says so ($(grep open_bad_buffer "$tmp/ra"))"
+else
+	not_ok "reattach: dp_record failed: $(cat "$tmp/ra.err")"
+fi
+
+# Only CAP_SYS_ADMIN (or CAP_PERFMON) may read trace data.
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$rec" open 2>&1)
+case $out in "open=permission denied: need CAP_SYS_ADMIN"*) r=0 ;; *) r=1 ;; esac
+result $r "an unprivileged user cannot open /dev/pbtrace (${out#open=})"
+out=$(setpriv --bounding-set=-sys_admin,-perfmon "$rec" open 2>&1)
+case $out in "open=permission denied: need CAP_SYS_ADMIN"*) r=0 ;; *) r=1 ;; esac
+result $r "root without CAP_SYS_ADMIN/CAP_PERFMON cannot open it (${out#open=})"
+
+# Last: unloading with a started session stops it cleanly (tools/vm fails
+# the run on any WARNING), then the module comes back for later tests.
+if [ -n "${DP_NO_UNLOAD:-}" ]; then
+	echo "# unload test skipped (DP_NO_UNLOAD)"
+elif "$rec" leave > "$tmp/leave" 2>&1 && rmmod pbtrace; then
+	ok "rmmod with a started session"
+	out=$("$rec" open 2>&1)
+	case $out in "open=pbtrace module not loaded"*) r=0 ;; *) r=1 ;; esac
+	result $r "without the module the reader says so (${out#open=})"
+	ko=${PBTRACE_KO:-$top/pbtrace.ko}
+	if [ -e "$ko" ]; then insmod "$ko"; else modprobe pbtrace; fi
+	result $? "module loads again after that"
+else
+	not_ok "rmmod with a started session: $(cat "$tmp/leave")"
+fi
+
+
+plan

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the data-plane tests (dataplane_test.sh, dataplane2_test.sh):
+# TAP counters, protoc decode with Perfetto's schema, and "record with
+# dp_record, decode, check with dp_check.py" in one call. Sourced, not run.
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+schema=${PBTRACE_SCHEMA_DIR:-$top/../shared/perfetto}
+rec=$here/build/dp_record
+tmp=$(mktemp -d /tmp/dataplane.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+start=$(date +%s)
+
+nr=0
+failed=0
+ok() { nr=$((nr + 1)); echo "ok $nr - $1"; }
+not_ok() { nr=$((nr + 1)); failed=$((failed + 1)); echo "not ok $nr - $1"; }
+result() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
+section() { echo "# $(($(date +%s) - start))s: $1"; }
+
+# dp_check.py's PASS/FAIL/SKIP lines as TAP (read from a file: the guest
+# has no /dev/fd for process substitution, and a pipe would lose counters).
+tap_checks() {
+	local prefix=$1 line done=0
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) ok "$prefix: ${line#PASS }" ;;
+		FAIL\ *) not_ok "$prefix: ${line#FAIL }" ;;
+		SKIP\ *) ok "$prefix: ${line#SKIP } # SKIP" ;;
+		DONE) done=1 ;;
+		*) echo "# $line" ;;
+		esac
+	done
+	[ $done = 1 ] || not_ok "$prefix: dp_check.py did not finish (see above)"
+}
+
+decode() {
+	protoc -I "$schema" --decode=perfetto.protos.Trace perfetto_trace.proto \
+		< "$1" > "$2" 2> "$2.err"
+}
+
+# record_check TAG CHECK_MODE [CHECK_ARGS...]: run dp_record with the
+# arguments in the array REC (writing $tmp/TAG.pftrace), decode the file,
+# then dp_check.py CHECK_MODE decoded info CHECK_ARGS.
+record_check() {
+	local tag=$1 mode=$2 f=$tmp/$1
+	shift 2
+	if ! "$rec" "${REC[@]}" > "$f.info" 2> "$f.err"; then
+		not_ok "$tag: dp_record failed: $(cat "$f.err")"
+		return
+	fi
+	if ! decode "$f.pftrace" "$f.txt"; then
+		not_ok "$tag: protoc cannot decode the file: $(head -c 300 "$f.txt.err")"
+		return
+	fi
+	ok "$tag: every packet decodes with Perfetto's schema"
+	/usr/bin/python3 "$here/dp_check.py" "$mode" "$f.txt" "$f.info" "$@" \
+		> "$f.check" 2>&1
+	tap_checks "$tag" < "$f.check"
+}
+
+preflight() {
+	echo "TAP version 13"
+	if [ ! -x "$rec" ]; then
+		not_ok "dp_record missing: build it with 'make -C selftests/pbtrace'"
+		exit 1
+	fi
+	if [ ! -e "$schema/perfetto_trace.proto" ]; then
+		not_ok "no Perfetto schema in $schema: set PBTRACE_SCHEMA_DIR"
+		exit 1
+	fi
+}
+
+plan() {
+	echo "# $(basename "$0"): $(($(date +%s) - start))s"
+	echo "1..$nr"
+	[ "$failed" = 0 ]
+}
