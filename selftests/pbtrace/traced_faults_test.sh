@@ -1,0 +1,9 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# traced in a guest (TAP): kill -9 and restart mid-session, disk full and
+# unopenable output, --daemon and the single-daemon rule, traced under
+# valgrind. The tests live in traced_test.sh; this runs that group so each
+# script fits its timeout.
+TRACED_TEST_ONLY=${TRACED_TEST_ONLY:-restart errors daemon valgrind} \
+	exec bash "$(dirname "${BASH_SOURCE[0]}")/traced_test.sh"
