@@ -330,6 +330,25 @@ test_restart() {
 		test "$nev" -eq "$read"
 }
 
+# --- stopped while traced was down ----------------------------------------
+test_stopped_down() {
+	local f=$W/down.pftrace
+	light 6
+	tctl start -e sched/sched_switch -o "$f" -n down >/dev/null 2>&1
+	sleep 1.5
+	kill -9 "$TRACED"; wait "$TRACED" 2>/dev/null; TRACED=
+	tctl stop -n down --wait >"$W/down.out" 2>&1
+	check "stopped while down: tracectl stop --wait says traced is not running (exit $?)" \
+		grep -q "traced is not running" "$W/down.out"
+	start_traced
+	wait_done down 150
+	check "stopped while down: restarted traced finished it" \
+		grep -q "(down): finished (stopped while traced was down)" "$LOG"
+	check "stopped while down: file decodes" decode "$f"
+	check "stopped while down: events and trace_stats kept" \
+		bash -c "grep -q 'ftrace_events {' '$f.txt' && grep -q '^  trace_stats {' '$f.txt'"
+}
+
 # --- 9: output errors -----------------------------------------------------
 test_errors() {
 	local d=$W/small f
@@ -428,7 +447,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "TAP version 13"
-ALL="basic streaming duration max_size triggers two_sessions tids stats restart errors daemon valgrind"
+ALL="basic streaming duration max_size triggers two_sessions tids stats daemon restart stopped_down errors valgrind"
 ONLY=${TRACED_TEST_ONLY:-basic streaming duration max_size}
 [ "$ONLY" = all ] && ONLY=$ALL
 for t in $ALL; do
