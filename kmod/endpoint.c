@@ -11,9 +11,13 @@
  * across reconnects. endpoint_stats (a read-only module parameter) shows
  * the counters and the machine table.
  *
+ * endpoint=vsock:PORT,tcp:ADDR:PORT listens on both. On TCP a relay must
+ * prove it holds relay_key (AUTH) before it is given a machine: until then
+ * it holds at most a reserved slot, freed if it fails.
+ *
  * Not done yet (issue 5): CONTROL to guests for a session that wants them,
  * writing their stamped chunks, system_info and RemoteClockSync packets
- * into the session, TCP with its shared-key handshake, allowed CIDs.
+ * into the session, allowed CIDs.
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -22,6 +26,8 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/sched/task.h>
+#include <linux/random.h>
+#include <crypto/algapi.h>
 #include <net/sock.h>
 
 #include "relay.h"
@@ -29,13 +35,15 @@
 
 static char *endpoint;
 module_param(endpoint, charp, 0444);
-MODULE_PARM_DESC(endpoint, "accept guest relays on vsock:PORT");
+MODULE_PARM_DESC(endpoint, "accept guest relays on vsock:PORT and/or tcp:[ADDR:]PORT, comma-separated");
 
 #define EP_MAX_CONNS	16
 #define EP_MAX_MACHINES	32
 #define EP_IDLE_SECS	30	/* a relay pings every second or so */
 #define EP_PING_MS	1000
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD)
+#define EP_LISTENERS	2
+#define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
 
 struct ep_machine {
 	u32 id;				/* 0: free slot */
@@ -54,13 +62,32 @@ struct ep_machine {
 	s64 offset_ns;			/* host BOOTTIME - guest BOOTTIME */
 };
 
+/* What a HELLO says, kept until the relay has proved itself (TCP). */
+struct ep_identity {
+	char name[FRAME_STR_MAX + 1];
+	char sysname[FRAME_STR_MAX + 1];
+	char release[FRAME_STR_MAX + 1];
+	char machine[FRAME_STR_MAX + 1];
+	u32 num_cpus;
+	u64 ram_bytes;
+};
+
 struct ep_conn {
 	struct list_head node;		/* ep_conns, under ep_lock */
 	struct task_struct *task;
 	struct socket *sock;
 	bool done;			/* thread finished; under ep_lock */
+	bool tcp;
+	char who[48];			/* "cid 3" or "10.0.2.2:40000" */
 	u32 cid;
-	struct ep_machine *m;
+	struct ep_machine *m;		/* reserved at HELLO */
+	bool m_new;			/* the slot was free before HELLO */
+	bool authed;			/* vsock, or AUTH checked */
+	struct ep_identity id;
+	u8 relay_nonce[FRAME_NONCE_LEN];
+	u8 host_nonce[FRAME_NONCE_LEN];
+	u8 hello[EP_HELLO_MAX];		/* HELLO payload, for AUTH */
+	size_t hello_len;
 	struct frame_parser ps;
 	u32 tx_seq;
 	int bad;			/* FRAME_E_x the parser refused with */
@@ -84,7 +111,7 @@ static const char * const ep_reason[FRAME_E_NR] = {
 
 static struct {
 	atomic_t accepted, refused, hellos, pings, chunks, goodbyes;
-	atomic_t truncated, idle, duplicate, table_full;
+	atomic_t truncated, idle, duplicate, table_full, auth_failed;
 	atomic_t bad[FRAME_E_NR];
 } ep_stats;
 
@@ -92,8 +119,12 @@ static DEFINE_MUTEX(ep_lock);		/* ep_conns, ep_machines */
 static LIST_HEAD(ep_conns);
 static unsigned int ep_nr_conns;
 static struct ep_machine ep_machines[EP_MAX_MACHINES];
-static struct socket *ep_sock;
-static struct task_struct *ep_task;
+static struct ep_listener {
+	struct socket *sock;
+	struct task_struct *task;
+	bool tcp;
+} ep_listeners[EP_LISTENERS];
+static int ep_nr_listeners;
 
 /* ---- machines ---- */
 
@@ -104,10 +135,10 @@ static void copy_str(char *dst, const struct frame_str *s)
 }
 
 /*
- * The machine for @h's hint: the same id as last time, else a free slot.
- * A hint already online is refused: one guest, one connection.
+ * Reserve the machine for @hint: the same id as last time, else a free
+ * slot. A hint already online is refused: one guest, one connection.
  */
-static int ep_machine_get(struct ep_conn *c, const struct frame_hello *h)
+static int ep_machine_reserve(struct ep_conn *c, const u8 *hint)
 {
 	struct ep_machine *m = NULL;
 	int i;
@@ -115,7 +146,7 @@ static int ep_machine_get(struct ep_conn *c, const struct frame_hello *h)
 	mutex_lock(&ep_lock);
 	for (i = 0; i < EP_MAX_MACHINES; i++) {
 		if (ep_machines[i].id &&
-		    !memcmp(ep_machines[i].hint, h->hint, FRAME_HINT_LEN)) {
+		    !memcmp(ep_machines[i].hint, hint, FRAME_HINT_LEN)) {
 			m = &ep_machines[i];
 			break;
 		}
@@ -124,7 +155,8 @@ static int ep_machine_get(struct ep_conn *c, const struct frame_hello *h)
 		if (!ep_machines[i].id) {
 			m = &ep_machines[i];
 			m->id = i + 1;
-			memcpy(m->hint, h->hint, FRAME_HINT_LEN);
+			memcpy(m->hint, hint, FRAME_HINT_LEN);
+			c->m_new = true;
 		}
 	}
 	if (!m || m->online) {
@@ -132,18 +164,45 @@ static int ep_machine_get(struct ep_conn *c, const struct frame_hello *h)
 		atomic_inc(m ? &ep_stats.duplicate : &ep_stats.table_full);
 		return m ? -EBUSY : -ENOSPC;
 	}
-	copy_str(m->name, h->name.len ? &h->name : &h->sysname);
-	copy_str(m->sysname, &h->sysname);
-	copy_str(m->release, &h->release);
-	copy_str(m->machine, &h->machine);
-	m->num_cpus = h->num_cpus;
-	m->ram_bytes = h->ram_bytes;
-	m->cid = c->cid;
-	m->connects++;
 	m->online = true;
 	c->m = m;
 	mutex_unlock(&ep_lock);
 	return 0;
+}
+
+/* The relay is who it says: its HELLO becomes the machine's identity. */
+static void ep_machine_commit(struct ep_conn *c)
+{
+	struct ep_machine *m = c->m;
+
+	mutex_lock(&ep_lock);
+	memcpy(m->name, c->id.name, sizeof(m->name));
+	memcpy(m->sysname, c->id.sysname, sizeof(m->sysname));
+	memcpy(m->release, c->id.release, sizeof(m->release));
+	memcpy(m->machine, c->id.machine, sizeof(m->machine));
+	m->num_cpus = c->id.num_cpus;
+	m->ram_bytes = c->id.ram_bytes;
+	m->cid = c->cid;
+	m->connects++;
+	mutex_unlock(&ep_lock);
+	c->authed = true;
+	atomic_inc(&ep_stats.hellos);
+	pr_info("pbtrace: endpoint: %s is machine %u \"%s\" (%s %s %s, %u cpus, %llu MiB)\n",
+		c->who, m->id, m->name, m->sysname, m->release, m->machine,
+		m->num_cpus, m->ram_bytes >> 20);
+}
+
+/* Connection over: the machine is offline, or never was (failed AUTH). */
+static void ep_machine_release(struct ep_conn *c)
+{
+	if (!c->m)
+		return;
+	mutex_lock(&ep_lock);
+	c->m->online = false;
+	if (!c->authed && c->m_new)
+		memset(c->m, 0, sizeof(*c->m));
+	mutex_unlock(&ep_lock);
+	c->m = NULL;
 }
 
 /* ---- one connection ---- */
@@ -161,25 +220,59 @@ static int ep_send(struct ep_conn *c, struct frame *f)
 	return pbt_send_all(c->sock, c->tx, n);
 }
 
-static int ep_hello(struct ep_conn *c, const struct frame_hello *h)
+static int ep_hello(struct ep_conn *c, const struct frame_hello *h,
+		    const u8 *raw, size_t raw_len)
 {
-	struct ep_machine *m;
 	struct frame f;
 	int ret;
 
-	ret = ep_machine_get(c, h);
+	ret = ep_machine_reserve(c, h->hint);
 	if (ret)
 		return ret;
-	m = c->m;
-	atomic_inc(&ep_stats.hellos);
-	pr_info("pbtrace: endpoint: cid %u is machine %u \"%s\" (%s %s %s, %u cpus, %llu MiB)\n",
-		c->cid, m->id, m->name, m->sysname, m->release, m->machine,
-		m->num_cpus, m->ram_bytes >> 20);
+	copy_str(c->id.name, h->name.len ? &h->name : &h->sysname);
+	copy_str(c->id.sysname, &h->sysname);
+	copy_str(c->id.release, &h->release);
+	copy_str(c->id.machine, &h->machine);
+	c->id.num_cpus = h->num_cpus;
+	c->id.ram_bytes = h->ram_bytes;
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_WELCOME;
-	f.welcome.machine_id = m->id;
+	f.welcome.machine_id = c->m->id;
 	f.welcome.ping_period_ms = EP_PING_MS;
+	if (c->tcp) {
+		memcpy(c->relay_nonce, h->nonce, FRAME_NONCE_LEN);
+		get_random_bytes(c->host_nonce, FRAME_NONCE_LEN);
+		memcpy(f.welcome.nonce, c->host_nonce, FRAME_NONCE_LEN);
+		ret = pbt_proof_host(c->relay_nonce, c->host_nonce,
+				     f.welcome.mac);
+		if (ret)
+			return ret;
+		c->hello_len = min_t(size_t, raw_len, EP_HELLO_MAX);
+		memcpy(c->hello, raw, c->hello_len);
+	} else {
+		ep_machine_commit(c);
+	}
 	return ep_send(c, &f);
+}
+
+/* TCP: the relay's proof binds the key, both nonces and its HELLO. */
+static int ep_auth(struct ep_conn *c, const struct frame_auth *a)
+{
+	u8 mac[FRAME_MAC_LEN];
+	int ret;
+
+	ret = pbt_proof_relay(c->host_nonce, c->relay_nonce, c->hello,
+			      c->hello_len, mac);
+	if (ret)
+		return ret;
+	if (crypto_memneq(mac, a->mac, FRAME_MAC_LEN)) {
+		atomic_inc(&ep_stats.auth_failed);
+		pr_info_ratelimited("pbtrace: endpoint: %s failed the shared-key check, closing\n",
+				    c->who);
+		return -EACCES;
+	}
+	ep_machine_commit(c);
+	return 0;
 }
 
 /*
@@ -222,11 +315,13 @@ static int ep_ping(struct ep_conn *c, const struct frame_ping *p,
 
 /* Returns 0 to go on, 1 when the guest said GOODBYE, or -errno. */
 static int ep_handle(struct ep_conn *c, const struct frame *f,
-		     const u64 *recv)
+		     const u8 *raw, size_t raw_len, const u64 *recv)
 {
 	switch (f->type) {
 	case FRAME_HELLO:
-		return ep_hello(c, &f->hello);
+		return ep_hello(c, &f->hello, raw, raw_len);
+	case FRAME_AUTH:
+		return ep_auth(c, &f->auth);
 	case FRAME_PING:
 		return ep_ping(c, &f->ping, recv);
 	case FRAME_CHUNK:
@@ -237,7 +332,7 @@ static int ep_handle(struct ep_conn *c, const struct frame *f,
 		atomic_inc(&ep_stats.goodbyes);
 		return 1;
 	}
-	return -EPROTO;			/* AUTH: no TCP yet */
+	return -EPROTO;
 }
 
 /* Every whole frame at the front of c->rx; keeps the rest. */
@@ -255,7 +350,8 @@ static int ep_parse(struct ep_conn *c, const u64 *recv)
 		}
 		if (n <= 0)
 			break;
-		ret = ep_handle(c, &f, recv);
+		ret = ep_handle(c, &f, c->rx + off + FRAME_HDR_LEN,
+				n - FRAME_HDR_LEN, recv);
 		off += n;
 	}
 	c->have -= off;
@@ -271,7 +367,7 @@ static int ep_serve(struct ep_conn *c)
 	struct kvec vec;
 	int ret;
 
-	frame_parser_init(&c->ps, FRAME_ROLE_HOST, false);
+	frame_parser_init(&c->ps, FRAME_ROLE_HOST, c->tcp);
 	while (!kthread_should_stop()) {
 		vec.iov_base = c->rx + c->have;
 		vec.iov_len = EP_RX_SIZE - c->have;
@@ -308,17 +404,16 @@ static int ep_conn_thread(void *arg)
 	ep_serve(c);
 	if (c->bad) {
 		atomic_inc(&ep_stats.bad[c->bad]);
-		pr_info_ratelimited("pbtrace: endpoint: cid %u: %s, closing\n",
-				    c->cid, frame_strerror(c->bad));
+		pr_info_ratelimited("pbtrace: endpoint: %s: %s, closing\n",
+				    c->who, frame_strerror(c->bad));
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_GOODBYE;
 		f.goodbye.reason = c->bad;
 		ep_send(c, &f);
 	}
 	kernel_sock_shutdown(c->sock, SHUT_RDWR);
+	ep_machine_release(c);
 	mutex_lock(&ep_lock);
-	if (c->m)
-		c->m->online = false;
 	c->done = true;
 	mutex_unlock(&ep_lock);
 	return 0;
@@ -351,31 +446,63 @@ static void ep_reap(bool all)
 		ep_conn_free(c);
 }
 
-static void ep_start(struct socket *sock)
+static void ep_peer(struct ep_conn *c)
 {
-	struct sockaddr_vm peer = {};
+	struct sockaddr_storage peer = {};
+	struct sockaddr_vm *vm = (struct sockaddr_vm *)&peer;
+
+	if (kernel_getpeername(c->sock, (struct sockaddr *)&peer) < 0) {
+		strscpy(c->who, "unknown peer", sizeof(c->who));
+	} else if (c->tcp) {
+		snprintf(c->who, sizeof(c->who), "%pISpc", &peer);
+	} else {
+		c->cid = vm->svm_cid;
+		snprintf(c->who, sizeof(c->who), "cid %u", c->cid);
+	}
+}
+
+static bool ep_slot_get(void)
+{
+	bool ok;
+
+	mutex_lock(&ep_lock);
+	ok = ep_nr_conns < EP_MAX_CONNS;
+	if (ok)
+		ep_nr_conns++;
+	mutex_unlock(&ep_lock);
+	return ok;
+}
+
+static void ep_slot_put(void)
+{
+	mutex_lock(&ep_lock);
+	ep_nr_conns--;
+	mutex_unlock(&ep_lock);
+}
+
+static void ep_start(struct socket *sock, bool tcp)
+{
 	struct ep_conn *c;
 
-	if (ep_nr_conns >= EP_MAX_CONNS)	/* only we add: no race */
+	if (!ep_slot_get())
 		goto refuse;
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
-		goto refuse;
+		goto put;
 	c->rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
 	if (!c->rx)
 		goto free;
 	c->sock = sock;
+	c->tcp = tcp;
 	sock->sk->sk_rcvtimeo = HZ;
 	sock->sk->sk_sndtimeo = HZ;
-	if (kernel_getpeername(sock, (struct sockaddr *)&peer) >= 0)
-		c->cid = peer.svm_cid;
-	c->task = kthread_create(ep_conn_thread, c, "pbtrace-ep/%u", c->cid);
+	ep_peer(c);
+	c->task = kthread_create(ep_conn_thread, c, "pbtrace-ep/%s", c->who);
 	if (IS_ERR(c->task))
 		goto free_rx;
 	get_task_struct(c->task);
 	mutex_lock(&ep_lock);
 	list_add(&c->node, &ep_conns);
-	ep_nr_conns++;
 	mutex_unlock(&ep_lock);
 	atomic_inc(&ep_stats.accepted);
 	wake_up_process(c->task);
@@ -385,6 +512,8 @@ free_rx:
 	kvfree(c->rx);
 free:
 	kfree(c);
+put:
+	ep_slot_put();
 refuse:
 	atomic_inc(&ep_stats.refused);
 	sock_release(sock);
@@ -392,19 +521,20 @@ refuse:
 
 static int ep_accept_thread(void *arg)
 {
+	struct ep_listener *l = arg;
 	struct socket *sock;
 	int ret;
 
 	while (!kthread_should_stop()) {
 		ep_reap(false);
-		ret = kernel_accept(ep_sock, &sock, 0);
+		ret = kernel_accept(l->sock, &sock, 0);
 		if (ret == -EAGAIN || ret == -EINTR)
 			continue;		/* timeout: check for stop */
 		if (ret) {
 			schedule_timeout_interruptible(HZ / 10);
 			continue;
 		}
-		ep_start(sock);
+		ep_start(sock, l->tcp);
 	}
 	return 0;
 }
@@ -416,8 +546,8 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 	struct ep_machine *m;
 	int n, i;
 
-	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\n",
-		       !!ep_task, atomic_read(&ep_stats.accepted),
+	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\nauth_failed %d\n",
+		       ep_nr_listeners, atomic_read(&ep_stats.accepted),
 		       atomic_read(&ep_stats.refused),
 		       atomic_read(&ep_stats.hellos),
 		       atomic_read(&ep_stats.pings),
@@ -426,7 +556,8 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		       atomic_read(&ep_stats.truncated),
 		       atomic_read(&ep_stats.idle),
 		       atomic_read(&ep_stats.duplicate),
-		       atomic_read(&ep_stats.table_full));
+		       atomic_read(&ep_stats.table_full),
+		       atomic_read(&ep_stats.auth_failed));
 	for (i = 1; i < FRAME_E_NR; i++)
 		n += sysfs_emit_at(buf, n, "bad_%s %d\n", ep_reason[i],
 				   atomic_read(&ep_stats.bad[i]));
@@ -453,50 +584,88 @@ MODULE_PARM_DESC(endpoint_stats, "endpoint counters and machines (read only)");
 
 /* ---- init/exit ---- */
 
+static int ep_listen(const char *spec)
+{
+	struct ep_listener *l = &ep_listeners[ep_nr_listeners];
+	struct pbt_addr a;
+	int ret;
+
+	if (ep_nr_listeners == EP_LISTENERS || pbt_addr_parse(spec, &a) ||
+	    (a.family == AF_VSOCK && a.vm.svm_cid != VMADDR_CID_ANY)) {
+		pr_err("pbtrace: endpoint: \"%s\": want vsock:PORT or tcp:[ADDR:]PORT, at most one of each\n",
+		       spec);
+		return -EINVAL;
+	}
+	l->tcp = a.family == AF_INET;
+	if (l->tcp && !pbt_have_key()) {
+		pr_err("pbtrace: endpoint: %s: TCP needs relay_key=HEX, the key its relays have\n",
+		       spec);
+		return -EINVAL;
+	}
+	ret = pbt_sock_open(&a, &l->sock);
+	if (ret)
+		return ret;
+	if (l->tcp)
+		sock_set_reuseaddr(l->sock->sk);
+	ret = kernel_bind(l->sock, (struct sockaddr *)&a.vm, a.len);
+	if (!ret)
+		ret = kernel_listen(l->sock, EP_MAX_CONNS);
+	if (ret) {
+		pr_err("pbtrace: endpoint: %s: cannot listen (%d)\n", spec, ret);
+		goto err;
+	}
+	l->task = kthread_run(ep_accept_thread, l, "pbtrace-ep-%s",
+			      l->tcp ? "tcp" : "vsock");
+	if (IS_ERR(l->task)) {
+		ret = PTR_ERR(l->task);
+		goto err;
+	}
+	ep_nr_listeners++;
+	return 0;
+err:
+	sock_release(l->sock);
+	memset(l, 0, sizeof(*l));
+	return ret;
+}
+
 int pbt_endpoint_init(void)
 {
-	struct pbt_addr a;
+	char spec[64];
+	const char *p;
+	size_t n;
 	int ret;
 
 	if (!endpoint || !*endpoint)
 		return 0;
-	if (pbt_addr_parse(endpoint, &a) || a.family != AF_VSOCK ||
-	    a.vm.svm_cid != VMADDR_CID_ANY) {
-		pr_err("pbtrace: endpoint=%s: want vsock:PORT (tcp needs the shared-key handshake, not implemented yet)\n",
-		       endpoint);
-		return -EINVAL;
-	}
-	ret = pbt_sock_open(&a, &ep_sock);
+	ret = pbt_key_init();
 	if (ret)
 		return ret;
-	ret = kernel_bind(ep_sock, (struct sockaddr *)&a.vm, a.len);
-	if (!ret)
-		ret = kernel_listen(ep_sock, EP_MAX_CONNS);
-	if (ret) {
-		pr_err("pbtrace: endpoint=%s: cannot listen (%d)\n", endpoint,
-		       ret);
-		goto err;
+	for (p = endpoint; *p; p += n + !!p[n]) {
+		n = strcspn(p, ",");
+		if (n >= sizeof(spec)) {
+			ret = -EINVAL;
+			break;
+		}
+		memcpy(spec, p, n);
+		spec[n] = 0;
+		ret = ep_listen(spec);
+		if (ret)
+			break;
 	}
-	ep_task = kthread_run(ep_accept_thread, NULL, "pbtrace-ep");
-	if (IS_ERR(ep_task)) {
-		ret = PTR_ERR(ep_task);
-		ep_task = NULL;
-		goto err;
-	}
-	return 0;
-err:
-	sock_release(ep_sock);
-	ep_sock = NULL;
+	if (ret)
+		pbt_endpoint_exit();
 	return ret;
 }
 
 void pbt_endpoint_exit(void)
 {
-	if (!ep_task)
-		return;
-	kthread_stop(ep_task);
-	ep_task = NULL;
+	int i;
+
+	for (i = 0; i < ep_nr_listeners; i++)
+		kthread_stop(ep_listeners[i].task);
 	ep_reap(true);
-	sock_release(ep_sock);
-	ep_sock = NULL;
+	for (i = 0; i < ep_nr_listeners; i++)
+		sock_release(ep_listeners[i].sock);
+	memset(ep_listeners, 0, sizeof(ep_listeners));
+	ep_nr_listeners = 0;
 }

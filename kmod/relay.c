@@ -6,8 +6,12 @@
  * WELCOME, then pings the host every ping period; on any error it closes
  * the socket and connects again with exponential backoff.
  *
+ * relay=tcp:ADDR:PORT does the same over TCP, after the shared-key
+ * handshake (relay_key): the relay checks the host's proof in WELCOME
+ * before it sends its own in AUTH.
+ *
  * Not done yet (issue 5): acting on CONTROL (start/stop/flush of a guest
- * session) and streaming its chunks, TCP with its shared-key handshake.
+ * session) and streaming its chunks.
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -17,6 +21,9 @@
 #include <linux/mm.h>
 #include <linux/timekeeping.h>
 #include <linux/inet.h>
+#include <linux/random.h>
+#include <crypto/hash.h>
+#include <crypto/algapi.h>
 #include <net/sock.h>
 
 #include "relay.h"
@@ -24,13 +31,26 @@
 
 static char *relay;
 module_param(relay, charp, 0444);
-MODULE_PARM_DESC(relay, "stream to a host endpoint: vsock:CID:PORT");
+MODULE_PARM_DESC(relay, "stream to a host endpoint: vsock:CID:PORT or tcp:ADDR:PORT");
 static char *relay_name;
 module_param(relay_name, charp, 0444);
 MODULE_PARM_DESC(relay_name, "machine name sent to the host (default: utsname sysname)");
 static char *relay_hint;
 module_param(relay_hint, charp, 0444);
 MODULE_PARM_DESC(relay_hint, "machine-id hint, 32 hex digits (default: from utsname and boot time)");
+
+/* Shared by relay and endpoint; perm 0: never shown in sysfs. */
+static char *relay_key;
+module_param(relay_key, charp, 0);
+MODULE_PARM_DESC(relay_key, "TCP shared key, 32 to 128 hex digits (relay and endpoint)");
+
+#define KEY_MAX		64
+#define LABEL_HOST	"pbtrace-relay-v1 host"
+#define LABEL_RELAY	"pbtrace-relay-v1 relay"
+#define HELLO_RAW_MAX	400		/* largest HELLO payload is 389 */
+
+static u8 key[KEY_MAX];
+static size_t key_len;
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	30000
@@ -54,8 +74,9 @@ static u8 relay_hint_bytes[FRAME_HINT_LEN];
 int pbt_addr_parse(const char *s, struct pbt_addr *a)
 {
 	unsigned int cid, port;
-	char ip[16], end;
+	const char *rest;
 	u8 ip4[4];
+	char end;
 
 	memset(a, 0, sizeof(*a));
 	if (sscanf(s, "vsock:%u:%u%c", &cid, &port, &end) != 2) {
@@ -71,9 +92,17 @@ int pbt_addr_parse(const char *s, struct pbt_addr *a)
 		a->vm.svm_port = port;
 		return 0;
 	}
-	if (sscanf(s, "tcp:%15[0-9.]:%u%c", ip, &port, &end) == 2 &&
-	    port <= 65535 &&
-	    in4_pton(ip, -1, ip4, -1, NULL)) {
+	/* "tcp:PORT" listens on loopback only: a key alone is no firewall. */
+	if (sscanf(s, "tcp:%u%c", &port, &end) == 1) {
+		ip4[0] = 127;
+		ip4[1] = ip4[2] = 0;
+		ip4[3] = 1;
+	} else if (strncmp(s, "tcp:", 4) ||
+		   !in4_pton(s + 4, -1, ip4, ':', &rest) ||
+		   sscanf(rest, ":%u%c", &port, &end) != 1) {
+		return -EINVAL;
+	}
+	if (port <= 65535) {
 		a->family = AF_INET;
 		a->len = sizeof(a->in);
 		a->in.sin_family = AF_INET;
@@ -120,6 +149,84 @@ void pbt_clocks(u64 *c)
 	c[FRAME_CLK_BOOTTIME] = ktime_get_boottime_ns();
 	c[FRAME_CLK_MONOTONIC] = ktime_get_ns();
 	c[FRAME_CLK_REALTIME] = ktime_get_real_ns();
+}
+
+/* ---- TCP's shared key ---- */
+
+static int key_parse(void)
+{
+	size_t n = relay_key ? strlen(relay_key) : 0;
+
+	if (!n)
+		return 0;
+	if (n % 2 || n < 32 || n > 2 * KEY_MAX ||
+	    hex2bin(key, relay_key, n / 2)) {
+		pr_err("pbtrace: relay_key must be 32 to %d hex digits\n",
+		       2 * KEY_MAX);
+		return -EINVAL;
+	}
+	key_len = n / 2;
+	return 0;
+}
+
+bool pbt_have_key(void)
+{
+	return key_len > 0;
+}
+
+int pbt_key_init(void)
+{
+	return key_parse();
+}
+
+/* HMAC-SHA256(key, parts...) into @mac. */
+static int hmac_sha256(const struct kvec *parts, int n, u8 *mac)
+{
+	struct crypto_shash *tfm;
+	int i, ret;
+
+	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	if (IS_ERR(tfm))
+		return PTR_ERR(tfm);
+	ret = crypto_shash_setkey(tfm, key, key_len);
+	if (!ret) {
+		SHASH_DESC_ON_STACK(desc, tfm);
+
+		desc->tfm = tfm;
+		ret = crypto_shash_init(desc);
+		for (i = 0; !ret && i < n; i++)
+			ret = crypto_shash_update(desc, parts[i].iov_base,
+						  parts[i].iov_len);
+		if (!ret)
+			ret = crypto_shash_final(desc, mac);
+		shash_desc_zero(desc);
+	}
+	crypto_free_shash(tfm);
+	return ret;
+}
+
+int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac)
+{
+	struct kvec parts[] = {
+		{ LABEL_HOST, sizeof(LABEL_HOST) - 1 },
+		{ (void *)relay_nonce, FRAME_NONCE_LEN },
+		{ (void *)host_nonce, FRAME_NONCE_LEN },
+	};
+
+	return hmac_sha256(parts, ARRAY_SIZE(parts), mac);
+}
+
+int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
+		    const u8 *hello, size_t hello_len, u8 *mac)
+{
+	struct kvec parts[] = {
+		{ LABEL_RELAY, sizeof(LABEL_RELAY) - 1 },
+		{ (void *)host_nonce, FRAME_NONCE_LEN },
+		{ (void *)relay_nonce, FRAME_NONCE_LEN },
+		{ (void *)hello, hello_len },
+	};
+
+	return hmac_sha256(parts, ARRAY_SIZE(parts), mac);
 }
 
 /* ---- identity ---- */
@@ -196,6 +303,9 @@ struct relay_conn {
 	u64 prev_recv[FRAME_NR_CLOCKS];
 	bool welcomed;			/* this connection got WELCOME */
 	int bad;			/* FRAME_E_x the parser refused with */
+	u8 nonce[FRAME_NONCE_LEN];	/* ours, in HELLO */
+	u8 hello[HELLO_RAW_MAX];	/* HELLO payload, for AUTH */
+	size_t hello_len;
 	u8 *rx;
 	size_t have;
 	u8 tx[FRAME_HDR_LEN + 512];
@@ -211,6 +321,10 @@ static int relay_send(struct relay_conn *c, struct frame *f)
 		return -EINVAL;
 	c->tx_seq++;
 	frame_sent(&c->ps, f);
+	if (f->type == FRAME_HELLO) {
+		c->hello_len = n - FRAME_HDR_LEN;
+		memcpy(c->hello, c->tx + FRAME_HDR_LEN, c->hello_len);
+	}
 	return pbt_send_all(c->sock, c->tx, n);
 }
 
@@ -231,12 +345,45 @@ static int relay_ping(struct relay_conn *c)
 	return relay_send(c, &f);
 }
 
+/*
+ * TCP: the host proves it holds the key before we prove it, so a trace is
+ * never streamed to an impostor.
+ */
+static int relay_auth(struct relay_conn *c, const struct frame_welcome *w)
+{
+	u8 mac[FRAME_MAC_LEN];
+	struct frame f;
+	int ret;
+
+	ret = pbt_proof_host(c->nonce, w->nonce, mac);
+	if (ret)
+		return ret;
+	if (crypto_memneq(mac, w->mac, FRAME_MAC_LEN)) {
+		pr_info("pbtrace: relay: host %s failed the shared-key check\n",
+			relay);
+		return -EACCES;
+	}
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_AUTH;
+	ret = pbt_proof_relay(w->nonce, c->nonce, c->hello, c->hello_len,
+			      f.auth.mac);
+	if (ret)
+		return ret;
+	return relay_send(c, &f);
+}
+
 static int relay_handle(struct relay_conn *c, const struct frame *f)
 {
 	u64 now[FRAME_NR_CLOCKS];
+	int ret;
 
 	switch (f->type) {
 	case FRAME_WELCOME:
+		if (relay_addr.family == AF_INET) {
+			ret = relay_auth(c, &f->welcome);
+			if (ret)
+				return ret;
+		}
 		rst.welcomes++;
 		rst.machine_id = f->welcome.machine_id;
 		rst.connected = true;
@@ -294,6 +441,10 @@ static int relay_run(struct relay_conn *c)
 
 	frame_parser_init(&c->ps, FRAME_ROLE_RELAY, false);
 	relay_hello(&f);
+	memset(c->nonce, 0, sizeof(c->nonce));
+	if (relay_addr.family == AF_INET)
+		get_random_bytes(c->nonce, sizeof(c->nonce));
+	memcpy(f.hello.nonce, c->nonce, sizeof(c->nonce));
 	ret = relay_send(c, &f);
 	while (!ret && !kthread_should_stop()) {
 		if (rst.connected && !c->ps.ping_out &&
@@ -396,10 +547,18 @@ int pbt_relay_init(void)
 
 	if (!relay || !*relay)
 		return 0;
+	ret = pbt_key_init();
+	if (ret)
+		return ret;
 	if (pbt_addr_parse(relay, &relay_addr) ||
-	    relay_addr.family != AF_VSOCK ||
-	    relay_addr.vm.svm_cid == VMADDR_CID_ANY) {
-		pr_err("pbtrace: relay=%s: want vsock:CID:PORT (tcp needs the shared-key handshake, not implemented yet)\n",
+	    (relay_addr.family == AF_VSOCK &&
+	     relay_addr.vm.svm_cid == VMADDR_CID_ANY)) {
+		pr_err("pbtrace: relay=%s: want vsock:CID:PORT or tcp:ADDR:PORT\n",
+		       relay);
+		return -EINVAL;
+	}
+	if (relay_addr.family == AF_INET && !pbt_have_key()) {
+		pr_err("pbtrace: relay=%s: TCP needs relay_key=HEX, the key the host's endpoint has\n",
 		       relay);
 		return -EINVAL;
 	}

@@ -32,6 +32,16 @@ int pbt_sock_open(const struct pbt_addr *a, struct socket **res);
 int pbt_send_all(struct socket *sock, const void *buf, size_t len);
 void pbt_clocks(u64 *c);			/* FRAME_NR_CLOCKS values */
 
+/*
+ * TCP's shared key (relay_key=HEX, not readable in sysfs) and the proofs
+ * of docs/relay-protocol.md, HMAC-SHA256 with the kernel crypto API.
+ */
+int pbt_key_init(void);			/* parse relay_key; first */
+bool pbt_have_key(void);
+int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac);
+int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
+		    const u8 *hello, size_t hello_len, u8 *mac);
+
 int pbt_relay_init(void);
 void pbt_relay_exit(void);
 int pbt_endpoint_init(void);

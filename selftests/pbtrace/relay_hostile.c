@@ -8,9 +8,14 @@
  * well-behaved PING flood is answered in full.
  *
  * Frames are written by hand from docs/relay-protocol.md, not with
- * kmod/core/frame.c, so the encoder's bugs cannot hide the parser's.
+ * kmod/core/frame.c, so the encoder's bugs cannot hide the parser's; over
+ * TCP the HMAC-SHA256 proofs come from the openssl command, not from the
+ * kernel's crypto API, so both sides' proofs are checked independently.
  *
- *   relay_hostile PORT       prints TAP
+ *   relay_hostile PORT               vsock (CID 1), prints TAP
+ *   relay_hostile tcp PORT KEYHEX    TCP on 127.0.0.1, the shared-key
+ *                                    handshake: missing, wrong, replayed
+ *                                    and right proofs
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,12 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
 #define STATS "/sys/module/pbtrace/parameters/endpoint_stats"
 
 static unsigned int port;
+static int use_tcp;
+static const char *key_hex;
 static int test_nr, failures;
 
 static void ok(int cond, const char *fmt, ...)
@@ -65,10 +74,16 @@ static int connect_ep(void)
 		.svm_cid = VMADDR_CID_LOCAL,
 		.svm_port = port,
 	};
-	int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+	struct sockaddr_in in = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(use_tcp ? AF_INET : AF_VSOCK, SOCK_STREAM, 0);
 
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		perror("vsock connect");
+	if (fd < 0 || (use_tcp ? connect(fd, (struct sockaddr *)&in, sizeof(in)) :
+			connect(fd, (struct sockaddr *)&a, sizeof(a)))) {
+		perror("connect to the endpoint");
 		exit(1);
 	}
 	return fd;
@@ -135,24 +150,49 @@ static size_t str(uint8_t *p, const char *s)
 }
 
 /* HELLO (type 1) with hint byte @h; returns the frame's length. */
-static size_t hello(uint8_t *b, uint8_t h, uint32_t seq)
+static size_t hello_named(uint8_t *b, uint8_t h, uint32_t seq,
+			  const char *name)
 {
 	uint8_t *p = b + 16;
 
 	memset(p, h, 16);		/* hint */
-	memset(p + 16, 0, 32);		/* nonce */
+	memset(p + 16, h ^ 0xa5, 32);	/* nonce */
 	put32(p + 48, 1);		/* num_cpus */
 	put32(p + 52, 0);
 	put32(p + 56, 1 << 20);		/* RAM, low word */
 	put32(p + 60, 0);
 	p += 64;
-	p += str(p, "hostile");
+	p += str(p, name);
 	p += str(p, "Linux");
 	p += str(p, "6.1.0");
 	p += str(p, "#1");
 	p += str(p, "x86_64");
 	header(b, 1, (uint32_t)(p - b - 16), seq);
 	return (size_t)(p - b);
+}
+
+static size_t hello(uint8_t *b, uint8_t h, uint32_t seq)
+{
+	return hello_named(b, h, seq, "hostile");
+}
+
+/* The pings= of the machine named @name in endpoint_stats, or -1. */
+static long machine_pings(const char *name)
+{
+	char line[512], want[80], *p;
+	long found = -1;
+	FILE *f = fopen(STATS, "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), " name=%s ", name);
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, " pings=");
+		if (strstr(line, want) && p)
+			found = strtol(p + 7, NULL, 10);
+	}
+	fclose(f);
+	return found;
 }
 
 /* PING (type 6): id, prev_id 0, zero clocks. */
@@ -185,14 +225,14 @@ static void refused(const char *what, const char *counter, const void *b,
 static void flood(void)
 {
 	static uint8_t out[72 * 500 + 512], in[72 * 600];
-	long pings = ep_stat("pings"), bye = ep_stat("goodbyes");
+	long bye = ep_stat("goodbyes");
 	size_t n = 0, got = 0, want;
 	uint32_t i, bad = 0;
 	struct pollfd p;
 	ssize_t r;
 	int fd;
 
-	n += hello(out, 0x5a, 0);
+	n += hello_named(out, 0x5a, 0, "flood");
 	for (i = 0; i < 500; i++)
 		n += ping(out + n, i + 1, i + 1);
 	header(out + n, 8, 4, 501);	/* GOODBYE, reason 0 */
@@ -218,10 +258,157 @@ static void flood(void)
 	}
 	close(fd);
 	usleep(100000);
-	ok(got == want && !bad && ep_stat("pings") == pings + 500 &&
+	/* Per machine: the relay's own pings go on meanwhile. */
+	ok(got == want && !bad && machine_pings("flood") == 500 &&
 	   ep_stat("goodbyes") == bye + 1,
 	   "a flood of 500 PINGs: WELCOME and 500 PONGs in order (%zu of %zu bytes, %u wrong), then GOODBYE",
 	   got, want, bad);
+}
+
+/* ---- TCP: the shared-key handshake ---- */
+
+/* HMAC-SHA256(key, @n bytes) by the openssl command; 0 on success. */
+static int openssl_hmac(const void *data, size_t n, const char *hexkey,
+			uint8_t *mac)
+{
+	char path[] = "/tmp/relay_hostile.XXXXXX", cmd[512];
+	FILE *f;
+	int fd, ok;
+
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, data, n) != (ssize_t)n) {
+		perror("relay_hostile: temp file");
+		exit(1);
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "openssl dgst -sha256 -mac HMAC -macopt hexkey:%s -binary %s",
+		 hexkey, path);
+	f = popen(cmd, "r");
+	ok = f && fread(mac, 1, 32, f) == 32;
+	if (f)
+		ok &= pclose(f) == 0;
+	unlink(path);
+	return ok ? 0 : -1;
+}
+
+/* label || a || b || c (c may be empty), MACed with @hexkey. */
+static int proof(const char *label, const uint8_t *a, const uint8_t *b,
+		 const uint8_t *c, size_t c_len, const char *hexkey,
+		 uint8_t *mac)
+{
+	uint8_t buf[1024];
+	size_t n = strlen(label);
+
+	memcpy(buf, label, n);
+	memcpy(buf + n, a, 32);
+	memcpy(buf + n + 32, b, 32);
+	memcpy(buf + n + 64, c, c_len);
+	return openssl_hmac(buf, n + 64 + c_len, hexkey, mac);
+}
+
+/* Read exactly @n bytes within 5 s. */
+static int recv_n(int fd, uint8_t *b, size_t n)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t r;
+
+	while (n) {
+		if (poll(&p, 1, 5000) <= 0)
+			return -1;
+		r = recv(fd, b, n, 0);
+		if (r <= 0)
+			return -1;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * HELLO, then WELCOME: check the host's proof with the real key. Returns
+ * the connection, with the HELLO in @hello and the host nonce in @hn.
+ */
+static int handshake(uint8_t hint, uint8_t *hello_buf, size_t *hello_len,
+		     uint8_t *hn, int *host_ok)
+{
+	uint8_t w[88], mac[32];
+	int fd = connect_ep();
+
+	*hello_len = hello(hello_buf, hint, 0);
+	send_all(fd, hello_buf, *hello_len);
+	*host_ok = 0;
+	if (recv_n(fd, w, sizeof(w)) || w[5] != 2)
+		return fd;
+	memcpy(hn, w + 16 + 8, 32);
+	*host_ok = !proof("pbtrace-relay-v1 host", hello_buf + 16 + 16, hn,
+			  NULL, 0, key_hex, mac) &&
+		   !memcmp(mac, w + 16 + 40, 32);
+	return fd;
+}
+
+static size_t auth(uint8_t *b, const uint8_t *mac)
+{
+	header(b, 3, 32, 1);
+	memcpy(b + 16, mac, 32);
+	return 48;
+}
+
+static void tcp_tests(void)
+{
+	static const char wrong[] = "ffeeddccbbaa99887766554433221100";
+	uint8_t h[512], hn[32], mac[32], good[32], b[256];
+	long before, hellos;
+	size_t hl, n;
+	int fd, host_ok, closed;
+
+	/* No AUTH: a PING right after HELLO. */
+	before = ep_stat("bad_order");
+	fd = handshake(0x71, h, &hl, hn, &host_ok);
+	ok(host_ok, "WELCOME carries the host's proof (checked with openssl)");
+	n = ping(b, 1, 1);
+	send_all(fd, b, n);
+	closed = host_closes(fd);
+	close(fd);
+	usleep(100000);
+	ok(closed && ep_stat("bad_order") == before + 1,
+	   "PING without AUTH: host closed (%d), bad_order +1", closed);
+
+	/* AUTH made with the wrong key. */
+	before = ep_stat("auth_failed");
+	fd = handshake(0x72, h, &hl, hn, &host_ok);
+	proof("pbtrace-relay-v1 relay", hn, h + 16 + 16, h + 16, hl - 16,
+	      wrong, mac);
+	send_all(fd, b, auth(b, mac));
+	closed = host_closes(fd);
+	close(fd);
+	usleep(100000);
+	ok(closed && ep_stat("auth_failed") == before + 1,
+	   "AUTH with the wrong key: host closed (%d), auth_failed +1", closed);
+
+	/* The right key: PING answered. */
+	hellos = ep_stat("hellos");
+	fd = handshake(0x73, h, &hl, hn, &host_ok);
+	proof("pbtrace-relay-v1 relay", hn, h + 16 + 16, h + 16, hl - 16,
+	      key_hex, good);
+	n = auth(b, good);
+	n += ping(b + n, 9, 2);
+	send_all(fd, b, n);
+	ok(!recv_n(fd, b, 72) && b[5] == 7 && b[16] == 9 &&
+	   ep_stat("hellos") == hellos + 1,
+	   "AUTH with the right key (openssl's HMAC): machine admitted, PING answered");
+	close(fd);
+	usleep(100000);
+
+	/* That proof again, on a new connection: new host nonce, refused. */
+	before = ep_stat("auth_failed");
+	fd = handshake(0x73, h, &hl, hn, &host_ok);
+	send_all(fd, b, auth(b, good));
+	closed = host_closes(fd);
+	close(fd);
+	usleep(100000);
+	ok(closed && ep_stat("auth_failed") == before + 1,
+	   "a replayed AUTH: host closed (%d), auth_failed +1", closed);
 }
 
 int main(int argc, char **argv)
@@ -229,14 +416,25 @@ int main(int argc, char **argv)
 	uint8_t b[4096];
 	size_t n;
 
-	if (argc != 2 || sscanf(argv[1], "%u", &port) != 1) {
-		fprintf(stderr, "usage: relay_hostile PORT\n");
+	if (argc == 4 && !strcmp(argv[1], "tcp")) {
+		use_tcp = 1;
+		key_hex = argv[3];
+		argv++;
+	} else if (argc != 2) {
+		argv[1] = NULL;
+	}
+	if (!argv[1] || sscanf(argv[1], "%u", &port) != 1) {
+		fprintf(stderr, "usage: relay_hostile PORT | relay_hostile tcp PORT KEYHEX\n");
 		return 2;
 	}
 	if (ep_stat("accepted") < 0) {
 		fprintf(stderr, "relay_hostile: no %s: load pbtrace.ko with endpoint=vsock:PORT\n",
 			STATS);
 		return 2;
+	}
+	if (use_tcp) {
+		tcp_tests();
+		return failures ? 1 : 0;
 	}
 
 	refused("garbage (an HTTP request)", "bad_magic",

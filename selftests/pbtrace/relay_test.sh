@@ -7,13 +7,17 @@
 # with its identity overridden by parameter. The endpoint must see the
 # relay's HELLO with the right identity and answer its pings; then a
 # hostile client (build/relay_hostile) is counted and dropped while the
-# relay stays connected; the module unloads cleanly. tools/vm fails the
-# run on any kernel complaint in dmesg.
+# relay stays connected; the module unloads cleanly. Then the same over
+# TCP on loopback with the shared-key handshake, the hostile client trying
+# no, wrong, replayed and right proofs. tools/vm fails the run on any
+# kernel complaint in dmesg.
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
 PORT=20001
+TCP_PORT=20002
+KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 P=/sys/module/pbtrace/parameters
 N=0
 FAILED=0
@@ -24,6 +28,20 @@ check() {
 	local name=$1
 	shift
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+# Run relay_hostile with these arguments, its TAP lines renumbered as ours.
+hostile() {
+	local rc line
+	"$TOP/selftests/pbtrace/build/relay_hostile" "$@" > /tmp/hostile.out
+	rc=$?
+	while read -r line; do
+		case $line in
+		"ok "*) ok "hostile: ${line#ok * - }" ;;
+		"not ok "*) not_ok "hostile: ${line#not ok * - }" ;;
+		*) echo "# $line" ;;
+		esac
+	done < /tmp/hostile.out
+	((rc == 0)) || not_ok "relay_hostile $* exited $rc"
 }
 # Wait up to $1 tenths of a second for the command to succeed.
 wait_for() {
@@ -58,23 +76,35 @@ check "relay got PONGs for its PINGs (ping period 1 s)" \
 check "endpoint measured a round trip for machine 1" \
 	wait_for 30 eval '[[ "$(machine_line)" =~ rtt_ns=[1-9] ]]'
 
-"$TOP/selftests/pbtrace/build/relay_hostile" $PORT | sed "s/^\(not \)\{0,1\}ok [0-9]* - /&hostile: /" > /tmp/hostile.out
-rc=${PIPESTATUS[0]}
-while read -r line; do
-	case $line in
-	"ok "*) ok "${line#ok * - }" ;;
-	"not ok "*) not_ok "${line#not ok * - }" ;;
-	*) echo "# $line" ;;
-	esac
-done < /tmp/hostile.out
-((rc == 0)) || not_ok "relay_hostile exited $rc"
+hostile $PORT
 
 check "relay still connected after the hostile client (no reconnect)" \
 	test "$(relay_stat connected)$(relay_stat connects)" = 11
 sed 's/^/# /' "$P/endpoint_stats"
 sed 's/^/# /' "$P/relay_stats"
 check "rmmod with relay and endpoint connected" rmmod pbtrace
-dmesg | grep pbtrace | sed 's/^/# dmesg: /' | tail -n 20
+
+# ---- TCP on loopback, with the shared key ----
+if insmod "$KO" endpoint=vsock:$PORT,tcp:$TCP_PORT relay=tcp:127.0.0.1:$TCP_PORT \
+	relay_name=tcp-guest relay_key=$KEY; then
+	ok "insmod with a vsock and a TCP endpoint and a TCP relay"
+	check "TCP relay passed the handshake and was welcomed as machine 1" \
+		wait_for 100 test "$(relay_stat connected)$(relay_stat machine_id)" = 11
+	check "endpoint's machine 1 is the TCP relay" \
+		wait_for 20 eval '[[ "$(machine_line)" == "machine 1 name=tcp-guest "* ]]'
+	check "the key is not readable in sysfs" test ! -e $P/relay_key
+	hostile tcp $TCP_PORT $KEY
+	check "TCP relay still connected after the hostile client" \
+		test "$(relay_stat connected)$(relay_stat connects)" = 11
+	sed 's/^/# /' "$P/endpoint_stats"
+	check "rmmod with TCP relay and endpoint connected" rmmod pbtrace
+else
+	not_ok "insmod with a vsock and a TCP endpoint and a TCP relay"
+fi
+check "TCP without a key is refused at load" \
+	eval '! insmod "$KO" endpoint=tcp:$TCP_PORT 2>/dev/null'
+lsmod | grep -q '^pbtrace ' && rmmod pbtrace
+dmesg | grep pbtrace | sed 's/^/# dmesg: /' | tail -n 30
 
 echo "1..$N"
 exit $FAILED
