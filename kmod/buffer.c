@@ -327,6 +327,8 @@ void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
 		if (wants(b, id, pid) && cpu < b->nr_cpus)
 			write_event(b, cpu, ts, pid, encode, arg);
 	}
+	if (unlikely(READ_ONCE(pbt_fault_recurse)))
+		pbt_emit(id, encode, arg);	/* must be dropped and counted */
 	*nesting = 0;
 out:
 	local_irq_restore(flags);

@@ -9,6 +9,15 @@
 #include "pbtrace.h"
 #include "relay.h"
 
+/*
+ * Test-only fault injection: every event re-enters pbt_emit() once from
+ * inside the writer, as a probe firing in the write path would. The
+ * nested call must be dropped and counted in lost_nmi. Off (0) normally.
+ */
+unsigned int pbt_fault_recurse;
+module_param_named(fault_recurse, pbt_fault_recurse, uint, 0600);
+MODULE_PARM_DESC(fault_recurse, "test only: re-enter the probe path from the writer (1 = on)");
+
 static int __init pbt_init(void)
 {
 	int ret;

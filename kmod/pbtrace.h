@@ -144,6 +144,9 @@ struct pb_buf;
 typedef void (*pbt_encode_fn)(struct pb_buf *pb, const void *arg);
 void pbt_emit(int id, pbt_encode_fn encode, const void *arg);
 
+/* main.c: test-only fault injection (module parameter fault_recurse). */
+extern unsigned int pbt_fault_recurse;
+
 /* device.c */
 int pbt_device_init(void);
 void pbt_device_exit(void);

@@ -34,6 +34,19 @@ else
 	record_check hotplug hotplug
 fi
 
+section recurse
+# A probe re-entered from inside the writer (fault injection) is dropped
+# and counted in lost_nmi, exactly; the real events are all there.
+param=/sys/module/pbtrace/parameters/fault_recurse
+if [ -w "$param" ]; then
+	echo 1 > "$param"
+	REC=(exact "$tmp/recurse.pftrace" ring 300)
+	DP_SIZE_KB=1024 record_check recurse recurse
+	echo 0 > "$param"
+else
+	not_ok "recurse: $param missing"
+fi
+
 section all
 # Every event; field for field against the kernel's own ftrace, same run.
 T=/sys/kernel/tracing

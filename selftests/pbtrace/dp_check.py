@@ -10,6 +10,7 @@ dataplane_test.sh) and the key=value lines dp_record printed, and prints one
   dp_check.py exact DECODED INFO ring|discard
   dp_check.py all DECODED INFO FTRACE_TRACE_FILE
   dp_check.py hotplug DECODED INFO
+  dp_check.py recurse DECODED INFO
   dp_check.py stream DECODED INFO
   dp_check.py two DECODED_A DECODED_B INFO
 """
@@ -396,6 +397,21 @@ def check_two(c, dec_a, dec_b, infofile):
             'other pids present')
 
 
+def check_recurse(c, root, evs, info):
+    """fault_recurse=1: every event re-entered once; all re-entries lost."""
+    emitted = iv(info, 'emitted')
+    c.check('every real event is in the file', len(evs) == emitted,
+            '%d in file, %d emitted' % (len(evs), emitted))
+    c.check('every re-entry counted in lost_nmi, nothing else lost',
+            iv(info, 'lost_nmi') == emitted and iv(info, 'lost') == emitted,
+            'lost_nmi %d, lost %d, expected %d' % (iv(info, 'lost_nmi'), iv(info, 'lost'), emitted))
+    pkts = root.get('packet', [])
+    flagged = [p for p in pkts[1:] if one(p, 'previous_packet_dropped') == 1 and
+               one(p['ftrace_events'][0], 'lost_events') == 'true']
+    c.check('chunks after the loss flag it', len(pkts) < 2 or len(flagged) == len(pkts) - 1,
+            '%d of %d later chunks flagged' % (len(flagged), len(pkts) - 1))
+
+
 def check_hotplug(c, root, evs, info):
     child, emitted = iv(info, 'child'), iv(info, 'emitted')
     lost = iv(info, 'lost')
@@ -431,6 +447,8 @@ def main():
         check_workload(c, root, evs, info)
     elif mode == 'stream':
         check_stream(c, root, evs, info)
+    elif mode == 'recurse':
+        check_recurse(c, root, evs, info)
     elif mode == 'hotplug':
         check_hotplug(c, root, evs, info)
     elif mode == 'all':

@@ -11,6 +11,7 @@
  *   dp_record exact FILE ring|discard K
  *                                   a child filtered by pid does exactly
  *                                   2K+4 syscalls events into a tiny buffer
+ *                                   (size from $DP_SIZE_KB if set)
  *   dp_record all FILE CMD          every available event while sh -c CMD
  *                                   runs (renamed to dp-renamed first)
  *   dp_record stream FILE ring|discard K
@@ -349,11 +350,14 @@ static int cmd_exact(const char *file, const char *policy, int k)
 		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit", NULL,
 	};
 	struct pbt_buffer_spec b = { .size_kb = 8, .chunk_kb = 4 };
+	const char *size_kb = getenv("DP_SIZE_KB");
 	int go[2], done[2], park[2];
 	struct rec rc = { 0 };
 	pid_t child;
 	char c = 'g';
 
+	if (size_kb)
+		b.size_kb = atoi(size_kb);
 	if (!strcmp(policy, "ring"))
 		b.fill_policy = PBTRACE_FILL_RING_BUFFER;
 	else if (!strcmp(policy, "discard"))
