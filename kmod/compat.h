@@ -18,10 +18,14 @@
 	bool preempt, struct task_struct *prev, struct task_struct *next,	\
 	unsigned int prev_state
 #define PBT_SWITCH_PREV_STATE(prev, prev_state) (prev_state)
+/* The index the kernel's own sched_switch event derives prev_state from. */
+#define pbt_state_index(prev, prev_state) \
+	__task_state_index(prev_state, (prev)->exit_state)
 #else
 #define PBT_SWITCH_PROTO(preempt, prev, next, prev_state)		\
 	bool preempt, struct task_struct *prev, struct task_struct *next
 #define PBT_SWITCH_PREV_STATE(prev, prev_state) READ_ONCE((prev)->__state)
+#define pbt_state_index(prev, prev_state) task_state_index(prev)
 #endif
 
 /*

@@ -58,7 +58,7 @@ static long switch_state(const struct switch_args *a)
 
 	if (a->preempt)
 		return TASK_REPORT_MAX;
-	state = __task_state_index(a->prev_state, a->prev->exit_state);
+	state = pbt_state_index(a->prev, a->prev_state);
 	return state ? (1 << (state - 1)) : state;
 }
 
