@@ -13,7 +13,10 @@
  *    guest must not write; chunks are built with pb.h like the data plane's;
  *  - chunk_stamp() output is decoded by protoc with Perfetto's own schema
  *    ($PBTRACE_SCHEMA_DIR): machine_id and the new sequence id on every
- *    packet, everything else unchanged.
+ *    packet, everything else unchanged;
+ *  - the host's packets for a relayed machine (relay_packets.h), SystemInfo
+ *    from a HELLO and RemoteClockSync from a ping round, decode with
+ *    Perfetto's schema to exactly the expected text.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -26,6 +29,7 @@
 #include "frame.h"
 #include "pb.h"
 #include "pbtrace_fields.h"
+#include "relay_packets.h"
 
 #ifndef PBT_SCHEMA_DIR
 #define PBT_SCHEMA_DIR "../shared/perfetto"
@@ -806,6 +810,153 @@ static void test_stamp(void)
 	   "truncated input refused");
 }
 
+/* ---- the host's packets for a relayed machine (relay_packets.h) ---- */
+
+static const char expect_system_info[] =
+	"packet {\n"
+	"  trusted_packet_sequence_id: 65537\n"
+	"  system_info {\n"
+	"    utsname {\n"
+	"      sysname: \"Linux\"\n"
+	"      version: \"#1 SMP PREEMPT_DYNAMIC Debian 6.1.0\"\n"
+	"      release: \"6.1.0-57-amd64\"\n"
+	"      machine: \"x86_64\"\n"
+	"    }\n"
+	"    num_cpus: 4\n"
+	"    system_ram_bytes: 2147483648\n"
+	"    machine_name: \"guest1\"\n"
+	"  }\n"
+	"  machine_id: 3\n"
+	"}\n";
+
+static const char expect_clock_sync[] =
+	"packet {\n"
+	"  machine_id: 3\n"
+	"  remote_clock_sync {\n"
+	"    synced_clocks {\n"
+	"      client_clocks {\n"
+	"        clocks {\n"
+	"          clock_id: 6\n"
+	"          timestamp: 1000\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 3\n"
+	"          timestamp: 2000\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 1\n"
+	"          timestamp: 1700000000000000000\n"
+	"        }\n"
+	"      }\n"
+	"      host_clocks {\n"
+	"        clocks {\n"
+	"          clock_id: 6\n"
+	"          timestamp: 5000\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 3\n"
+	"          timestamp: 6000\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 1\n"
+	"          timestamp: 18446744073709551615\n"
+	"        }\n"
+	"      }\n"
+	"    }\n"
+	"    synced_clocks {\n"
+	"      client_clocks {\n"
+	"        clocks {\n"
+	"          clock_id: 6\n"
+	"          timestamp: 1300\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 3\n"
+	"          timestamp: 2300\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 1\n"
+	"          timestamp: 1700000000000000300\n"
+	"        }\n"
+	"      }\n"
+	"      host_clocks {\n"
+	"        clocks {\n"
+	"          clock_id: 6\n"
+	"          timestamp: 5100\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 3\n"
+	"          timestamp: 6100\n"
+	"        }\n"
+	"        clocks {\n"
+	"          clock_id: 1\n"
+	"          timestamp: 18446744073709551615\n"
+	"        }\n"
+	"      }\n"
+	"    }\n"
+	"  }\n"
+	"}\n";
+
+/* Every size short of @need: 0 back and nothing written past the size. */
+static int bounded(size_t need, size_t (*make)(void *, size_t))
+{
+	uint8_t out[1024];
+	size_t size, j;
+
+	for (size = 0; size < need; size++) {
+		memset(out, 0xee, sizeof(out));
+		if (make(out, size))
+			return 0;
+		for (j = size; j < sizeof(out); j++)
+			if (out[j] != 0xee)
+				return 0;
+	}
+	return 1;
+}
+
+static size_t make_system_info(void *buf, size_t len)
+{
+	struct frame h = sample(FRAME_HELLO, 0);
+
+	return relay_system_info(buf, len, 3, 65537, &h.hello);
+}
+
+static size_t make_clock_sync(void *buf, size_t len)
+{
+	static const uint64_t t1[] = { 1000, 2000, 1700000000000000000ULL };
+	static const uint64_t t2[] = { 5000, 6000, UINT64_MAX };
+	static const uint64_t t3[] = { 5100, 6100, UINT64_MAX };
+	static const uint64_t t4[] = { 1300, 2300, 1700000000000000300ULL };
+
+	return relay_clock_sync(buf, len, 3, 0, t1, t2, t3, t4);
+}
+
+static void test_relay_packets(const char *schema)
+{
+	uint8_t buf[1024];
+	char *text;
+	size_t n;
+
+	n = make_system_info(buf, sizeof(buf));
+	text = n ? decode(schema, buf, n) : NULL;
+	ok(text && !strcmp(text, expect_system_info),
+	   "SystemInfo from a HELLO decodes with Perfetto's schema as expected (%zu bytes)", n);
+	if (text && strcmp(text, expect_system_info))
+		printf("# got:\n%s", text);
+	free(text);
+	ok(n && bounded(n, make_system_info),
+	   "SystemInfo: every buffer size below %zu refused, nothing written past it", n);
+
+	n = make_clock_sync(buf, sizeof(buf));
+	text = n ? decode(schema, buf, n) : NULL;
+	ok(text && !strcmp(text, expect_clock_sync),
+	   "RemoteClockSync of one ping round: client t1/host t2, client t4/host t3 (%zu bytes)", n);
+	if (text && strcmp(text, expect_clock_sync))
+		printf("# got:\n%s", text);
+	free(text);
+	ok(n && bounded(n, make_clock_sync),
+	   "RemoteClockSync: every buffer size below %zu refused, nothing written past it", n);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -819,6 +970,11 @@ int main(void)
 	test_refusals();
 	test_chunk_check();
 	test_stamp();
+	{
+		const char *schema = getenv("PBTRACE_SCHEMA_DIR");
+
+		test_relay_packets(schema && *schema ? schema : PBT_SCHEMA_DIR);
+	}
 	{
 		char path[160];
 
