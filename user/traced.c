@@ -295,6 +295,32 @@ static void write_kernel_stats(struct session *s, int end)
 		free(cpus[i]);
 }
 
+/* After a restart: what the kernel could not keep so far (the same
+ * counters end up in trace_stats). */
+static void log_losses(struct session *s)
+{
+	uint64_t over = 0, disc = 0, lost = 0;
+	struct pbtrace_cpu_stats st;
+	size_t i;
+	int c;
+
+	for (i = 0; i < s->nr_buffers; i++) {
+		const struct pbtrace_mmap_header *h = pbt_reader_header(&s->bufs[i].rd);
+
+		for (c = 0; c < (int)h->nr_cpus; c++) {
+			pbt_reader_stats(&s->bufs[i].rd, c, &st);
+			over += st.chunks_overwritten;
+			disc += st.chunks_discarded;
+			lost += st.lost_full + st.lost_too_large + st.lost_nmi +
+				st.lost_overwritten;
+		}
+	}
+	logmsg(over || disc ? LOG_WARNING : LOG_INFO,
+	       "session %u (%s): kernel counts so far: %llu chunks overwritten, %llu discarded, %llu events lost",
+	       s->id, s->name, (unsigned long long)over,
+	       (unsigned long long)disc, (unsigned long long)lost);
+}
+
 static void flush_kernel(struct session *s)
 {
 	int ret = pbt_nl_session_cmd(nl, PBTRACE_CMD_FLUSH_SESSION, s->id);
@@ -627,6 +653,7 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 		       s->id, s->name, path, (unsigned long long)s->w.size,
 		       s->w.repaired ? " (cut a torn last record)" : "");
 		write_clock(s);
+		log_losses(s);
 	}
 	switch (in->state) {
 	case PBTRACE_STATE_STARTED:

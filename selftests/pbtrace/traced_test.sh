@@ -317,6 +317,8 @@ test_restart() {
 	after=$(stat -c %s "$f")
 	check "restart: reattached and appended ($before -> $after bytes)" \
 		grep -q "(restart): reattached, appending" "$LOG"
+	check "restart: the kernel's loss counters are logged at reattach" \
+		grep -q "(restart): kernel counts so far: [0-9]* chunks overwritten" "$LOG"
 	check "restart: file decodes" decode "$f"
 	"$RECORDS" "$f" >/dev/null
 	expect "restart: whole records"
