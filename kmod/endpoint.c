@@ -36,6 +36,9 @@
 static char *endpoint;
 module_param(endpoint, charp, 0444);
 MODULE_PARM_DESC(endpoint, "accept guest relays on vsock:PORT and/or tcp:[ADDR:]PORT, comma-separated");
+static char *endpoint_cids;
+module_param(endpoint_cids, charp, 0444);
+MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separated (default: any)");
 
 #define EP_MAX_CONNS	16
 #define EP_MAX_MACHINES	32
@@ -43,6 +46,7 @@ MODULE_PARM_DESC(endpoint, "accept guest relays on vsock:PORT and/or tcp:[ADDR:]
 #define EP_PING_MS	1000
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD)
 #define EP_LISTENERS	2
+#define EP_MAX_CIDS	16
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
 
 struct ep_machine {
@@ -112,6 +116,7 @@ static const char * const ep_reason[FRAME_E_NR] = {
 static struct {
 	atomic_t accepted, refused, hellos, pings, chunks, goodbyes;
 	atomic_t truncated, idle, duplicate, table_full, auth_failed;
+	atomic_t cid_refused;
 	atomic_t bad[FRAME_E_NR];
 } ep_stats;
 
@@ -125,6 +130,8 @@ static struct ep_listener {
 	bool tcp;
 } ep_listeners[EP_LISTENERS];
 static int ep_nr_listeners;
+static u32 ep_cids[EP_MAX_CIDS];
+static int ep_nr_cids;			/* 0: any CID */
 
 /* ---- machines ---- */
 
@@ -461,6 +468,16 @@ static void ep_peer(struct ep_conn *c)
 	}
 }
 
+static bool ep_cid_allowed(u32 cid)
+{
+	int i;
+
+	for (i = 0; i < ep_nr_cids; i++)
+		if (ep_cids[i] == cid)
+			return true;
+	return !ep_nr_cids;
+}
+
 static bool ep_slot_get(void)
 {
 	bool ok;
@@ -497,6 +514,12 @@ static void ep_start(struct socket *sock, bool tcp)
 	sock->sk->sk_rcvtimeo = HZ;
 	sock->sk->sk_sndtimeo = HZ;
 	ep_peer(c);
+	if (!c->tcp && !ep_cid_allowed(c->cid)) {
+		atomic_inc(&ep_stats.cid_refused);
+		pr_info_ratelimited("pbtrace: endpoint: %s is not in endpoint_cids, closing\n",
+				    c->who);
+		goto free_rx;
+	}
 	c->task = kthread_create(ep_conn_thread, c, "pbtrace-ep/%s", c->who);
 	if (IS_ERR(c->task))
 		goto free_rx;
@@ -546,7 +569,7 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 	struct ep_machine *m;
 	int n, i;
 
-	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\nauth_failed %d\n",
+	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\nauth_failed %d\ncid_refused %d\n",
 		       ep_nr_listeners, atomic_read(&ep_stats.accepted),
 		       atomic_read(&ep_stats.refused),
 		       atomic_read(&ep_stats.hellos),
@@ -557,7 +580,8 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		       atomic_read(&ep_stats.idle),
 		       atomic_read(&ep_stats.duplicate),
 		       atomic_read(&ep_stats.table_full),
-		       atomic_read(&ep_stats.auth_failed));
+		       atomic_read(&ep_stats.auth_failed),
+		       atomic_read(&ep_stats.cid_refused));
 	for (i = 1; i < FRAME_E_NR; i++)
 		n += sysfs_emit_at(buf, n, "bad_%s %d\n", ep_reason[i],
 				   atomic_read(&ep_stats.bad[i]));
@@ -628,6 +652,26 @@ err:
 	return ret;
 }
 
+static int ep_parse_cids(void)
+{
+	const char *p = endpoint_cids;
+	unsigned int cid;
+	int n;
+
+	while (p && *p) {
+		if (ep_nr_cids == EP_MAX_CIDS ||
+		    sscanf(p, "%u%n", &cid, &n) != 1 || (p[n] && p[n] != ','))
+			goto bad;
+		ep_cids[ep_nr_cids++] = cid;
+		p += n + !!p[n];
+	}
+	return 0;
+bad:
+	pr_err("pbtrace: endpoint_cids=%s: want up to %d CIDs, comma-separated\n",
+	       endpoint_cids, EP_MAX_CIDS);
+	return -EINVAL;
+}
+
 int pbt_endpoint_init(void)
 {
 	char spec[64];
@@ -638,6 +682,8 @@ int pbt_endpoint_init(void)
 	if (!endpoint || !*endpoint)
 		return 0;
 	ret = pbt_key_init();
+	if (!ret)
+		ret = ep_parse_cids();
 	if (ret)
 		return ret;
 	for (p = endpoint; *p; p += n + !!p[n]) {

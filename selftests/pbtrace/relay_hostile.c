@@ -12,7 +12,10 @@
  * TCP the HMAC-SHA256 proofs come from the openssl command, not from the
  * kernel's crypto API, so both sides' proofs are checked independently.
  *
- *   relay_hostile PORT               vsock (CID 1), prints TAP
+ *   relay_hostile PORT               vsock (CID 1), prints TAP; with
+ *                                    PBTRACE_RELAY_HINT (32 hex digits)
+ *                                    set to the in-kernel relay's hint, it
+ *                                    also tries to impersonate that relay
  *   relay_hostile tcp PORT KEYHEX    TCP on 127.0.0.1, the shared-key
  *                                    handshake: missing, wrong, replayed
  *                                    and right proofs
@@ -460,6 +463,16 @@ int main(int argc, char **argv)
 	refused("HELLO with a newline in its name", "bad_payload", b, n, 0);
 	n = hello(b, 0x64, 0);
 	refused("HELLO cut in half, then EOF", "truncated", b, n / 2, 1);
+	if (getenv("PBTRACE_RELAY_HINT")) {
+		const char *hex = getenv("PBTRACE_RELAY_HINT");
+		unsigned int i, v;
+
+		n = hello(b, 0x65, 0);
+		for (i = 0; i < 16 && sscanf(hex + 2 * i, "%2x", &v) == 1; i++)
+			b[16 + i] = (uint8_t)v;
+		refused("HELLO with the hint of the relay that is online", "duplicate",
+			b, n, 0);
+	}
 	flood();
 	return failures ? 1 : 0;
 }

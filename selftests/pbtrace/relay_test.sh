@@ -76,7 +76,7 @@ check "relay got PONGs for its PINGs (ping period 1 s)" \
 check "endpoint measured a round trip for machine 1" \
 	wait_for 30 eval '[[ "$(machine_line)" =~ rtt_ns=[1-9] ]]'
 
-hostile $PORT
+PBTRACE_RELAY_HINT=00112233445566778899aabbccddeeff hostile $PORT
 
 check "relay still connected after the hostile client (no reconnect)" \
 	test "$(relay_stat connected)$(relay_stat connects)" = 11
@@ -101,6 +101,19 @@ if insmod "$KO" endpoint=vsock:$PORT,tcp:$TCP_PORT relay=tcp:127.0.0.1:$TCP_PORT
 else
 	not_ok "insmod with a vsock and a TCP endpoint and a TCP relay"
 fi
+# ---- vsock with a CID list that does not hold the relay's (1) ----
+if insmod "$KO" endpoint=vsock:$PORT endpoint_cids=3,4 relay=vsock:1:$PORT; then
+	ok "insmod with endpoint_cids=3,4"
+	check "relay from CID 1 refused, counted" \
+		wait_for 50 test "$(sed -n 's/^cid_refused //p' $P/endpoint_stats)" -ge 2
+	check "relay keeps retrying with backoff, never welcomed" \
+		test "$(relay_stat errors)" -ge 2 -a "$(relay_stat welcomes)" = 0
+	check "rmmod while the relay is backing off" rmmod pbtrace
+else
+	not_ok "insmod with endpoint_cids=3,4"
+fi
+check "a bad endpoint_cids is refused at load" \
+	eval '! insmod "$KO" endpoint=vsock:$PORT endpoint_cids=3x 2>/dev/null'
 check "TCP without a key is refused at load" \
 	eval '! insmod "$KO" endpoint=tcp:$TCP_PORT 2>/dev/null'
 lsmod | grep -q '^pbtrace ' && rmmod pbtrace
