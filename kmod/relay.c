@@ -54,6 +54,7 @@ static size_t key_len;
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	30000
+#define HOST_TIMEOUT_MS	10000		/* no WELCOME or PONG: host is dead */
 #define RX_SIZE		(FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX)
 
 /* What relay_stats shows; written by the relay thread only. */
@@ -298,6 +299,7 @@ struct relay_conn {
 	u32 ping_id;
 	u32 ping_period_ms;
 	unsigned long next_ping;	/* jiffies */
+	unsigned long deadline;		/* jiffies: WELCOME or PONG by then */
 	u64 ping_sent;			/* BOOTTIME of the outstanding PING */
 	u32 prev_id;			/* last PONG, reported in the next PING */
 	u64 prev_recv[FRAME_NR_CLOCKS];
@@ -342,6 +344,7 @@ static int relay_ping(struct relay_conn *c)
 	pbt_clocks(f.ping.send);
 	c->ping_sent = f.ping.send[FRAME_CLK_BOOTTIME];
 	c->next_ping = jiffies + msecs_to_jiffies(c->ping_period_ms);
+	c->deadline = jiffies + msecs_to_jiffies(HOST_TIMEOUT_MS);
 	return relay_send(c, &f);
 }
 
@@ -440,6 +443,7 @@ static int relay_run(struct relay_conn *c)
 	int ret;
 
 	frame_parser_init(&c->ps, FRAME_ROLE_RELAY, false);
+	c->deadline = jiffies + msecs_to_jiffies(HOST_TIMEOUT_MS);
 	relay_hello(&f);
 	memset(c->nonce, 0, sizeof(c->nonce));
 	if (relay_addr.family == AF_INET)
@@ -447,7 +451,7 @@ static int relay_run(struct relay_conn *c)
 	memcpy(f.hello.nonce, c->nonce, sizeof(c->nonce));
 	ret = relay_send(c, &f);
 	while (!ret && !kthread_should_stop()) {
-		if (rst.connected && !c->ps.ping_out &&
+		if (c->welcomed && !c->ps.ping_out &&
 		    time_after_eq(jiffies, c->next_ping)) {
 			ret = relay_ping(c);
 			if (ret)
@@ -457,7 +461,12 @@ static int relay_run(struct relay_conn *c)
 		vec.iov_len = RX_SIZE - c->have;
 		ret = kernel_recvmsg(c->sock, &msg, &vec, 1, vec.iov_len, 0);
 		if (ret == -EAGAIN || ret == -EINTR) {
-			ret = 0;
+			/* A host that owes us WELCOME or PONG too long is dead. */
+			if ((!c->welcomed || c->ps.ping_out) &&
+			    time_after(jiffies, c->deadline))
+				ret = -ETIMEDOUT;
+			else
+				ret = 0;
 			continue;
 		}
 		if (ret <= 0)

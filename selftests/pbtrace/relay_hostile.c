@@ -19,6 +19,8 @@
  *   relay_hostile tcp PORT KEYHEX    TCP on 127.0.0.1, the shared-key
  *                                    handshake: missing, wrong, replayed
  *                                    and right proofs
+ *   relay_hostile silent PORT SECS   a dead host: listens on 127.0.0.1,
+ *                                    accepts and reads, never answers
  */
 #include <errno.h>
 #include <poll.h>
@@ -414,10 +416,40 @@ static void tcp_tests(void)
 	   "a replayed AUTH: host closed (%d), auth_failed +1", closed);
 }
 
+/* Accept relays and swallow what they send, for @secs seconds. */
+static int silent_host(unsigned int secs)
+{
+	struct sockaddr_in in = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, c;
+	char buf[4096];
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&in, sizeof(in)) || listen(fd, 4)) {
+		perror("relay_hostile silent: listen");
+		return 1;
+	}
+	alarm(secs);
+	for (;;) {
+		c = accept(fd, NULL, NULL);
+		while (c >= 0 && recv(c, buf, sizeof(buf), 0) > 0)
+			;
+		if (c >= 0)
+			close(c);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t b[4096];
 	size_t n;
+
+	if (argc == 4 && !strcmp(argv[1], "silent") &&
+	    sscanf(argv[2], "%u", &port) == 1)
+		return silent_host((unsigned int)atoi(argv[3]));
 
 	if (argc == 4 && !strcmp(argv[1], "tcp")) {
 		use_tcp = 1;

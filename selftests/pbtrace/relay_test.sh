@@ -43,7 +43,8 @@ hostile() {
 	done < /tmp/hostile.out
 	((rc == 0)) || not_ok "relay_hostile $* exited $rc"
 }
-# Wait up to $1 tenths of a second for the command to succeed.
+# Wait up to $1 tenths of a second for the command to succeed. The command
+# is run again each time: pass state reads through eval '...'.
 wait_for() {
 	local n=$1
 	shift
@@ -54,6 +55,7 @@ wait_for() {
 	"$@"
 }
 relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
+ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
 machine_line() { grep "^machine 1 " "$P/endpoint_stats"; }
 
 rmmod pbtrace 2>/dev/null
@@ -66,13 +68,13 @@ fi
 ok "insmod with endpoint and relay parameters"
 
 check "relay connected and welcomed as machine 1" \
-	wait_for 100 test "$(relay_stat connected)$(relay_stat machine_id)" = 11
+	wait_for 100 eval '[ "$(relay_stat connected)$(relay_stat machine_id)" = 11 ]'
 want="machine 1 name=relay-guest sysname=$(uname -s) release=$(uname -r) arch=$(uname -m) cpus=$(nproc) "
 check "endpoint's machine table: name, sysname, release, arch, cpus from HELLO" \
 	wait_for 20 eval '[[ "$(machine_line)" == "$want"* ]]'
 machine_line | sed 's/^/# /'
 check "relay got PONGs for its PINGs (ping period 1 s)" \
-	wait_for 50 test "$(relay_stat pongs)" -ge 3
+	wait_for 50 eval '[ "$(relay_stat pongs)" -ge 3 ]'
 check "endpoint measured a round trip for machine 1" \
 	wait_for 30 eval '[[ "$(machine_line)" =~ rtt_ns=[1-9] ]]'
 
@@ -89,7 +91,7 @@ if insmod "$KO" endpoint=vsock:$PORT,tcp:$TCP_PORT relay=tcp:127.0.0.1:$TCP_PORT
 	relay_name=tcp-guest relay_key=$KEY; then
 	ok "insmod with a vsock and a TCP endpoint and a TCP relay"
 	check "TCP relay passed the handshake and was welcomed as machine 1" \
-		wait_for 100 test "$(relay_stat connected)$(relay_stat machine_id)" = 11
+		wait_for 100 eval '[ "$(relay_stat connected)$(relay_stat machine_id)" = 11 ]'
 	check "endpoint's machine 1 is the TCP relay" \
 		wait_for 20 eval '[[ "$(machine_line)" == "machine 1 name=tcp-guest "* ]]'
 	check "the key is not readable in sysfs" test ! -e $P/relay_key
@@ -105,13 +107,27 @@ fi
 if insmod "$KO" endpoint=vsock:$PORT endpoint_cids=3,4 relay=vsock:1:$PORT; then
 	ok "insmod with endpoint_cids=3,4"
 	check "relay from CID 1 refused, counted" \
-		wait_for 50 test "$(sed -n 's/^cid_refused //p' $P/endpoint_stats)" -ge 2
+		wait_for 50 eval '[ "$(ep_stat cid_refused)" -ge 2 ]'
 	check "relay keeps retrying with backoff, never welcomed" \
 		test "$(relay_stat errors)" -ge 2 -a "$(relay_stat welcomes)" = 0
 	check "rmmod while the relay is backing off" rmmod pbtrace
 else
 	not_ok "insmod with endpoint_cids=3,4"
 fi
+# ---- a host that accepts but never answers ----
+"$TOP/selftests/pbtrace/build/relay_hostile" silent 20003 30 &
+silent=$!
+sleep 0.5
+if insmod "$KO" relay=tcp:127.0.0.1:20003 relay_key=$KEY; then
+	ok "insmod with a relay to a silent host"
+	check "relay gives up on the silent host after 10 s (ETIMEDOUT), never welcomed" \
+		wait_for 200 eval '[ "$(relay_stat last_error)" = -110 -a "$(relay_stat welcomes)" = 0 ]'
+	check "rmmod while the relay waits on a silent host" rmmod pbtrace
+else
+	not_ok "insmod with a relay to a silent host"
+fi
+kill $silent 2>/dev/null
+wait $silent 2>/dev/null
 check "a bad endpoint_cids is refused at load" \
 	eval '! insmod "$KO" endpoint=vsock:$PORT endpoint_cids=3x 2>/dev/null'
 check "TCP without a key is refused at load" \
