@@ -218,12 +218,9 @@ static int ep_send(struct ep_conn *c, struct frame *f)
 {
 	size_t n;
 
-	f->seq = c->tx_seq;
-	n = frame_encode(c->tx, sizeof(c->tx), f);
+	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx, sizeof(c->tx), f);
 	if (!n)
 		return -EINVAL;
-	c->tx_seq++;
-	frame_sent(&c->ps, f);
 	return pbt_send_all(c->sock, c->tx, n);
 }
 

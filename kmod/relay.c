@@ -127,6 +127,20 @@ int pbt_sock_open(const struct pbt_addr *a, struct socket **res)
 	return 0;
 }
 
+size_t pbt_frame_out(struct frame_parser *ps, u32 *seq, u8 *tx, size_t size,
+		     struct frame *f)
+{
+	size_t n;
+
+	f->seq = *seq;
+	n = frame_encode(tx, size, f);
+	if (!n)
+		return 0;
+	(*seq)++;
+	frame_sent(ps, f);
+	return n;
+}
+
 int pbt_send_all(struct socket *sock, const void *buf, size_t len)
 {
 	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
@@ -317,12 +331,9 @@ static int relay_send(struct relay_conn *c, struct frame *f)
 {
 	size_t n;
 
-	f->seq = c->tx_seq;
-	n = frame_encode(c->tx, sizeof(c->tx), f);
+	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx, sizeof(c->tx), f);
 	if (!n)
 		return -EINVAL;
-	c->tx_seq++;
-	frame_sent(&c->ps, f);
 	if (f->type == FRAME_HELLO) {
 		c->hello_len = n - FRAME_HDR_LEN;
 		memcpy(c->hello, c->tx + FRAME_HDR_LEN, c->hello_len);

@@ -13,6 +13,8 @@
 #include <linux/vm_sockets.h>
 
 struct socket;
+struct frame_parser;
+struct frame;
 
 struct pbt_addr {
 	int family;				/* AF_VSOCK or AF_INET */
@@ -29,6 +31,14 @@ struct pbt_addr {
  */
 int pbt_addr_parse(const char *s, struct pbt_addr *a);
 int pbt_sock_open(const struct pbt_addr *a, struct socket **res);
+/*
+ * Give @f the next of our sequence numbers and encode it into @tx; the
+ * parser is told what we sent (a START, PING or PONG changes what it
+ * accepts next).
+ * Returns the frame's length, or 0 if it does not fit in @size.
+ */
+size_t pbt_frame_out(struct frame_parser *ps, u32 *seq, u8 *tx, size_t size,
+		     struct frame *f);
 int pbt_send_all(struct socket *sock, const void *buf, size_t len);
 void pbt_clocks(u64 *c);			/* FRAME_NR_CLOCKS values */
 
