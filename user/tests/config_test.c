@@ -19,79 +19,7 @@
 #include <unistd.h>
 
 #include "config.h"
-
-static int nr_tests, nr_failed;
-
-static __attribute__((format(printf, 2, 3)))
-void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++nr_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!ok)
-		nr_failed++;
-}
-
-static char user_dir[PATH_MAX], schema_dir[PATH_MAX], tmp_dir[64];
-
-static void find_dirs(void)
-{
-	char exe[PATH_MAX];
-	const char *env = getenv("PBTRACE_SCHEMA_DIR");
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0) {
-		perror("readlink /proc/self/exe");
-		exit(1);
-	}
-	exe[n] = '\0';
-	snprintf(user_dir, sizeof(user_dir), "%s",
-		 dirname(dirname(dirname(exe))));
-	if (env && *env)
-		snprintf(schema_dir, sizeof(schema_dir), "%s", env);
-	else
-		snprintf(schema_dir, sizeof(schema_dir), "%s/../../shared/perfetto",
-			 user_dir);
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/config_test.XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	buf = malloc(1 << 20);
-	if (buf)
-		n = fread(buf, 1, (1 << 20) - 1, f);
-	fclose(f);
-	if (buf)
-		buf[n] = '\0';
-	*len = n;
-	return buf;
-}
+#include "tap.h"
 
 static bool has_warning(const struct pbt_config *c, const char *words)
 {
@@ -473,7 +401,7 @@ static void test_detect_and_io(void)
 
 int main(void)
 {
-	find_dirs();
+	find_dirs("config_test");
 	printf("# schema %s, scratch %s\n", schema_dir, tmp_dir);
 	test_full();
 	test_binary();

@@ -26,69 +26,7 @@
 #include "textpb.h"
 #include "config.pb-c.h"
 #include "trace.pb-c.h"
-
-static int nr_tests, nr_failed;
-
-static __attribute__((format(printf, 2, 3)))
-void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++nr_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!ok)
-		nr_failed++;
-}
-
-static char user_dir[PATH_MAX], schema_dir[PATH_MAX], tmp_dir[64];
-
-/* The binary lives in user/build-san/tests/ (or build/): find user/. */
-static void find_dirs(void)
-{
-	char exe[PATH_MAX];
-	const char *env = getenv("PBTRACE_SCHEMA_DIR");
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0) {
-		perror("readlink /proc/self/exe");
-		exit(1);
-	}
-	exe[n] = '\0';
-	snprintf(user_dir, sizeof(user_dir), "%s",
-		 dirname(dirname(dirname(exe))));
-	if (env && *env)
-		snprintf(schema_dir, sizeof(schema_dir), "%s", env);
-	else
-		snprintf(schema_dir, sizeof(schema_dir), "%s/../../shared/perfetto",
-			 user_dir);
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/textpb_test.XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	buf = malloc(1 << 20);
-	if (buf)
-		n = fread(buf, 1, (1 << 20) - 1, f);
-	fclose(f);
-	if (buf)
-		buf[n] = '\0';
-	*len = n;
-	return buf;
-}
+#include "tap.h"
 
 static int write_file(const char *path, const void *data, size_t len)
 {
@@ -99,17 +37,6 @@ static int write_file(const char *path, const void *data, size_t len)
 		return -1;
 	r = fwrite(data, 1, len, f) == len ? 0 : -1;
 	return fclose(f) ? -1 : r;
-}
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
 }
 
 /* protoc --decode with Perfetto's schema; malloc'd text or NULL. */
@@ -543,7 +470,7 @@ int main(void)
 	glob_t g;
 	size_t i;
 
-	find_dirs();
+	find_dirs("textpb_test");
 	printf("# schema %s, scratch %s\n", schema_dir, tmp_dir);
 	snprintf(pattern, sizeof(pattern), "%s/tests/configs/*.pbtx", user_dir);
 	if (glob(pattern, 0, NULL, &g) || g.gl_pathc < 4) {
