@@ -35,26 +35,13 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
+#include "tap.h"
+
 #define STATS "/sys/module/pbtrace/parameters/endpoint_stats"
 
 static unsigned int port;
 static int use_tcp;
 static const char *key_hex;
-static int test_nr, failures;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	test_nr++;
-	failures += !cond;
-	printf("%s %d - ", cond ? "ok" : "not ok", test_nr);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 /* A counter from endpoint_stats ("name value" lines), or -1. */
 static long ep_stat(const char *name)
@@ -223,8 +210,8 @@ static void refused(const char *what, const char *counter, const void *b,
 	close(fd);
 	usleep(100000);
 	after = ep_stat(counter);
-	ok(closed && after == before + 1, "%s: host closed (%d), %s %ld -> %ld",
-	   what, closed, counter, before, after);
+	tap(closed && after == before + 1, "%s: host closed (%d), %s %ld -> %ld",
+	    what, closed, counter, before, after);
 }
 
 static void flood(void)
@@ -264,10 +251,10 @@ static void flood(void)
 	close(fd);
 	usleep(100000);
 	/* Per machine: the relay's own pings go on meanwhile. */
-	ok(got == want && !bad && machine_pings("flood") == 500 &&
-	   ep_stat("goodbyes") == bye + 1,
-	   "a flood of 500 PINGs: WELCOME and 500 PONGs in order (%zu of %zu bytes, %u wrong), then GOODBYE",
-	   got, want, bad);
+	tap(got == want && !bad && machine_pings("flood") == 500 &&
+	    ep_stat("goodbyes") == bye + 1,
+	    "a flood of 500 PINGs: WELCOME and 500 PONGs in order (%zu of %zu bytes, %u wrong), then GOODBYE",
+	    got, want, bad);
 }
 
 /* ---- TCP: the shared-key handshake ---- */
@@ -370,14 +357,14 @@ static void tcp_tests(void)
 	/* No AUTH: a PING right after HELLO. */
 	before = ep_stat("bad_order");
 	fd = handshake(0x71, h, &hl, hn, &host_ok);
-	ok(host_ok, "WELCOME carries the host's proof (checked with openssl)");
+	tap(host_ok, "WELCOME carries the host's proof (checked with openssl)");
 	n = ping(b, 1, 1);
 	send_all(fd, b, n);
 	closed = host_closes(fd);
 	close(fd);
 	usleep(100000);
-	ok(closed && ep_stat("bad_order") == before + 1,
-	   "PING without AUTH: host closed (%d), bad_order +1", closed);
+	tap(closed && ep_stat("bad_order") == before + 1,
+	    "PING without AUTH: host closed (%d), bad_order +1", closed);
 
 	/* AUTH made with the wrong key. */
 	before = ep_stat("auth_failed");
@@ -388,8 +375,8 @@ static void tcp_tests(void)
 	closed = host_closes(fd);
 	close(fd);
 	usleep(100000);
-	ok(closed && ep_stat("auth_failed") == before + 1,
-	   "AUTH with the wrong key: host closed (%d), auth_failed +1", closed);
+	tap(closed && ep_stat("auth_failed") == before + 1,
+	    "AUTH with the wrong key: host closed (%d), auth_failed +1", closed);
 
 	/* The right key: PING answered. */
 	hellos = ep_stat("hellos");
@@ -399,9 +386,9 @@ static void tcp_tests(void)
 	n = auth(b, good);
 	n += ping(b + n, 9, 2);
 	send_all(fd, b, n);
-	ok(!recv_n(fd, b, 72) && b[5] == 7 && b[16] == 9 &&
-	   ep_stat("hellos") == hellos + 1,
-	   "AUTH with the right key (openssl's HMAC): machine admitted, PING answered");
+	tap(!recv_n(fd, b, 72) && b[5] == 7 && b[16] == 9 &&
+	    ep_stat("hellos") == hellos + 1,
+	    "AUTH with the right key (openssl's HMAC): machine admitted, PING answered");
 	close(fd);
 	usleep(100000);
 
@@ -412,8 +399,8 @@ static void tcp_tests(void)
 	closed = host_closes(fd);
 	close(fd);
 	usleep(100000);
-	ok(closed && ep_stat("auth_failed") == before + 1,
-	   "a replayed AUTH: host closed (%d), auth_failed +1", closed);
+	tap(closed && ep_stat("auth_failed") == before + 1,
+	    "a replayed AUTH: host closed (%d), auth_failed +1", closed);
 }
 
 /* Accept relays and swallow what they send, for @secs seconds. */
@@ -469,7 +456,7 @@ int main(int argc, char **argv)
 	}
 	if (use_tcp) {
 		tcp_tests();
-		return failures ? 1 : 0;
+		return nr_failed ? 1 : 0;
 	}
 
 	refused("garbage (an HTTP request)", "bad_magic",
@@ -506,5 +493,5 @@ int main(int argc, char **argv)
 			b, n, 0);
 	}
 	flood();
-	return failures ? 1 : 0;
+	return nr_failed ? 1 : 0;
 }

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "tap.h"
+#include "testenv.h"
 
 static bool has_warning(const struct pbt_config *c, const char *words)
 {

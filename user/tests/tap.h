@@ -1,20 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the config and textpb tests share: TAP output, the directories
- * they work in (user/, Perfetto's schema, a scratch dir) and running
- * protoc through the shell. Static inline so that each test stays
- * one source file, as user/Makefile builds each tests/NAME_test.c.
+ * TAP output for the host tests (user/tests, selftests/pbtrace/unit) and
+ * relay_hostile: one "ok N - ..." or "not ok N - ..." line a check; the
+ * caller prints the plan "1..nr_tests" at the end and fails if nr_failed.
+ * Static inline so that each test stays one source file, as user/Makefile
+ * builds each tests/NAME_test.c.
  */
 #ifndef PBT_TESTS_TAP_H
 #define PBT_TESTS_TAP_H
 
-#include <libgen.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 static int nr_tests, nr_failed;
 
@@ -31,67 +28,6 @@ void tap(bool ok, const char *fmt, ...)
 	fflush(stdout);
 	if (!ok)
 		nr_failed++;
-}
-
-static char user_dir[PATH_MAX], schema_dir[PATH_MAX], tmp_dir[64];
-
-/*
- * The binary lives in user/build-san/tests/ (or build/): find user/.
- * The scratch dir is /tmp/@name.XXXXXX.
- */
-static inline void find_dirs(const char *name)
-{
-	char exe[PATH_MAX];
-	const char *env = getenv("PBTRACE_SCHEMA_DIR");
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0) {
-		perror("readlink /proc/self/exe");
-		exit(1);
-	}
-	exe[n] = '\0';
-	snprintf(user_dir, sizeof(user_dir), "%s",
-		 dirname(dirname(dirname(exe))));
-	if (env && *env)
-		snprintf(schema_dir, sizeof(schema_dir), "%s", env);
-	else
-		snprintf(schema_dir, sizeof(schema_dir), "%s/../../shared/perfetto",
-			 user_dir);
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/%s.XXXXXX", name);
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static inline int sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-/* The whole file (up to 1 MiB - 1), NUL-terminated; malloc'd or NULL. */
-static inline char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	buf = malloc(1 << 20);
-	if (buf)
-		n = fread(buf, 1, (1 << 20) - 1, f);
-	fclose(f);
-	if (buf)
-		buf[n] = '\0';
-	*len = n;
-	return buf;
 }
 
 #endif /* PBT_TESTS_TAP_H */

@@ -27,6 +27,7 @@
 #include "config.pb-c.h"
 #include "trace.pb-c.h"
 #include "tap.h"
+#include "testenv.h"
 
 static int write_file(const char *path, const void *data, size_t len)
 {

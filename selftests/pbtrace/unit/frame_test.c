@@ -29,29 +29,13 @@
 #include "frame.h"
 #include "pb.h"
 #include "pbtrace_fields.h"
+#include "tap.h"
 #include "relay_packets.h"
 
 #ifndef PBT_SCHEMA_DIR
 #define PBT_SCHEMA_DIR "../shared/perfetto"
 #endif
 
-static int test_nr;
-static int failures;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	test_nr++;
-	if (!cond)
-		failures++;
-	printf("%s %d - ", cond ? "ok" : "not ok", test_nr);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 static struct frame_str str(const char *s)
 {
@@ -275,29 +259,29 @@ static void test_roundtrip(void)
 		f = sample(t, seq);
 		n = frame_encode(buf, sizeof(buf), &f);
 		rc = frame_parse(&ps, buf, n, &out);
-		ok(n > FRAME_HDR_LEN && rc == (int)n && same(&f, &out) &&
-		   frame_encode(again, sizeof(again), &out) == n &&
-		   !memcmp(buf, again, n),
-		   "round trip %s (%zu bytes, parse %d%s%s)", type_names[t],
-		   n, rc, rc < 0 ? ": " : "", rc < 0 ? frame_strerror(rc) : "");
+		tap(n > FRAME_HDR_LEN && rc == (int)n && same(&f, &out) &&
+		    frame_encode(again, sizeof(again), &out) == n &&
+		    !memcmp(buf, again, n),
+		    "round trip %s (%zu bytes, parse %d%s%s)", type_names[t],
+		    n, rc, rc < 0 ? ": " : "", rc < 0 ? frame_strerror(rc) : "");
 	}
 
 	/* The header is what the document says, byte for byte. */
 	f = sample(FRAME_GOODBYE, 0x01020304);
 	f.goodbye.reason = FRAME_E_SEQ;
 	n = frame_encode(buf, sizeof(buf), &f);
-	ok(n == 20 && !memcmp(buf, "PBTR\x01\x08\x00\x00\x04\x00\x00\x00"
-			      "\x04\x03\x02\x01\x06\x00\x00\x00", 20),
-	   "header layout: magic, version, type, flags, LE length and sequence");
+	tap(n == 20 && !memcmp(buf, "PBTR\x01\x08\x00\x00\x04\x00\x00\x00"
+			       "\x04\x03\x02\x01\x06\x00\x00\x00", 20),
+	    "header layout: magic, version, type, flags, LE length and sequence");
 
 	/* The encoder refuses what the parser would. */
 	f = sample(FRAME_HELLO, 0);
 	f.hello.name.len = FRAME_STR_MAX + 1;
-	ok(frame_encode(buf, sizeof(buf), &f) == 0,
-	   "encoder refuses a string longer than %d", FRAME_STR_MAX);
+	tap(frame_encode(buf, sizeof(buf), &f) == 0,
+	    "encoder refuses a string longer than %d", FRAME_STR_MAX);
 	f = sample(FRAME_PING, 0);
-	ok(frame_encode(buf, FRAME_HDR_LEN + 55, &f) == 0,
-	   "encoder refuses a buffer one byte short");
+	tap(frame_encode(buf, FRAME_HDR_LEN + 55, &f) == 0,
+	    "encoder refuses a buffer one byte short");
 }
 
 /* ---- streams cut at every byte ---- */
@@ -402,8 +386,8 @@ static void test_truncation(void)
 				bad++;
 			}
 		}
-		ok(!bad, "%s stream of %d frames (%zu bytes) cut at every byte: need-more, then every frame",
-		   host ? "relay->host" : "host->relay", nr, len);
+		tap(!bad, "%s stream of %d frames (%zu bytes) cut at every byte: need-more, then every frame",
+		    host ? "relay->host" : "host->relay", nr, len);
 	}
 }
 
@@ -420,8 +404,8 @@ static int parse_after(struct frame_parser *ps, const uint8_t *buf,
 
 static void expect(int rc, int reason, const char *what)
 {
-	ok(rc == -reason, "%s: refused as '%s' (got %d: %s)", what,
-	   frame_strerror(reason), rc, rc < 0 ? frame_strerror(rc) : "accepted");
+	tap(rc == -reason, "%s: refused as '%s' (got %d: %s)", what,
+	    frame_strerror(reason), rc, rc < 0 ? frame_strerror(rc) : "accepted");
 }
 
 static size_t enc(uint8_t *buf, struct frame f)
@@ -479,7 +463,7 @@ static void test_refusals(void)
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER, "CHUNK before HELLO");
 	n = enc(buf, sample(FRAME_PING, 0));
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER, "PING before HELLO");
-	ok(parse_after(&ps, hello, hn) == (int)hn, "then HELLO is accepted");
+	tap(parse_after(&ps, hello, hn) == (int)hn, "then HELLO is accepted");
 	n = enc(buf, sample(FRAME_HELLO, 1));
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER, "a second HELLO");
 	expect(parse_after(&ps, hello, hn), FRAME_E_SEQ,
@@ -489,8 +473,8 @@ static void test_refusals(void)
 	       "CHUNK before CONTROL start");
 	f = sample(FRAME_CONTROL, 0);
 	frame_sent(&ps, &f);
-	ok(parse_after(&ps, buf, n) == (int)n,
-	   "then, after CONTROL start, the CHUNK is accepted");
+	tap(parse_after(&ps, buf, n) == (int)n,
+	    "then, after CONTROL start, the CHUNK is accepted");
 	n = enc(buf, sample(FRAME_CHUNK, 1));
 	expect(parse_after(&ps, buf, n), FRAME_E_SEQ, "that CHUNK replayed");
 	n = enc(buf, sample(FRAME_CHUNK, 3));
@@ -508,13 +492,13 @@ static void test_refusals(void)
 	expect(parse_after(&ps, buf, n), FRAME_E_PAYLOAD,
 	       "PING reporting on a PONG never sent");
 	n = enc(buf, sample(FRAME_GOODBYE, 2));
-	ok(parse_after(&ps, buf, n) == (int)n, "GOODBYE accepted");
+	tap(parse_after(&ps, buf, n) == (int)n, "GOODBYE accepted");
 	n = enc(buf, sample(FRAME_PING, 3));
 	expect(parse_after(&ps, buf, n), FRAME_E_CLOSED, "PING after GOODBYE");
 
 	/* TCP: nothing but AUTH after HELLO. */
 	frame_parser_init(&ps, FRAME_ROLE_HOST, true);
-	ok(parse_after(&ps, hello, hn) == (int)hn, "TCP: HELLO accepted");
+	tap(parse_after(&ps, hello, hn) == (int)hn, "TCP: HELLO accepted");
 	n = enc(buf, sample(FRAME_PING, 1));
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER, "TCP: PING before AUTH");
 
@@ -523,7 +507,7 @@ static void test_refusals(void)
 	n = enc(buf, sample(FRAME_CONTROL, 0));
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER, "CONTROL before WELCOME");
 	n = enc(buf, sample(FRAME_WELCOME, 0));
-	ok(parse_after(&ps, buf, n) == (int)n, "WELCOME accepted");
+	tap(parse_after(&ps, buf, n) == (int)n, "WELCOME accepted");
 	n = enc(buf, sample(FRAME_PONG, 1));
 	expect(parse_after(&ps, buf, n), FRAME_E_PONG, "PONG without PING");
 	f = sample(FRAME_PING, 0);
@@ -533,7 +517,7 @@ static void test_refusals(void)
 	       "PONG answering another PING");
 	f = sample(FRAME_PING, 0);
 	frame_sent(&ps, &f);
-	ok(parse_after(&ps, buf, n) == (int)n, "PONG answering its PING");
+	tap(parse_after(&ps, buf, n) == (int)n, "PONG answering its PING");
 	n = enc(buf, sample(FRAME_PONG, 2));
 	expect(parse_after(&ps, buf, n), FRAME_E_PONG, "the same PONG twice");
 	n = enc(buf, sample(FRAME_HELLO, 2));
@@ -568,7 +552,7 @@ static void test_refusals(void)
 	expect(parse_after(&ps, buf, hn + 1), FRAME_E_PAYLOAD,
 	       "HELLO with a trailing byte");
 
-	ok(parse_after(&ps, hello, hn) == (int)hn, "valid HELLO (4 CPUs)");
+	tap(parse_after(&ps, hello, hn) == (int)hn, "valid HELLO (4 CPUs)");
 	f = sample(FRAME_CONTROL, 0);
 	frame_sent(&ps, &f);
 	f = sample(FRAME_CHUNK, 1);
@@ -616,7 +600,7 @@ static void test_chunk_check(void)
 	int rc, wrong = 0;
 
 	len = make_chunk(mem, sizeof(mem));
-	ok(chunk_check(mem, len) == 2, "a data-plane chunk of 2 packets passes");
+	tap(chunk_check(mem, len) == 2, "a data-plane chunk of 2 packets passes");
 
 	/* The first record's length, from its 4-byte padded varint. */
 	first = 5 + ((mem[1] & 0x7f) | (mem[2] & 0x7f) << 7 |
@@ -629,8 +613,8 @@ static void test_chunk_check(void)
 			wrong++;
 		}
 	}
-	ok(!wrong, "cut at every byte: refused, except at the record boundary (%zu)",
-	   first);
+	tap(!wrong, "cut at every byte: refused, except at the record boundary (%zu)",
+	    first);
 
 	for (i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {
 		len = make_forged(bad, sizeof(bad), forbidden[i]);
@@ -769,23 +753,23 @@ static void test_stamp(void)
 		schema = PBT_SCHEMA_DIR;
 	len = make_chunk(mem, sizeof(mem));
 	n = chunk_stamp(mem, len, 7, 70000, out, len + 2 * CHUNK_STAMP_GROWTH);
-	ok(n > 0 && chunk_check(out, (size_t)n) == -FRAME_E_TRUSTED,
-	   "stamped chunk (%ld bytes) carries machine_id, so a guest could not send it", n);
+	tap(n > 0 && chunk_check(out, (size_t)n) == -FRAME_E_TRUSTED,
+	    "stamped chunk (%ld bytes) carries machine_id, so a guest could not send it", n);
 
 	before = decode(schema, mem, len);
 	after = n > 0 ? decode(schema, out, (size_t)n) : NULL;
-	ok(before && after, "protoc decodes original and stamped chunk with %s/perfetto_trace.proto",
-	   schema);
+	tap(before && after, "protoc decodes original and stamped chunk with %s/perfetto_trace.proto",
+	    schema);
 	if (before && after) {
-		ok(count(after, "machine_id: 7\n") == 2 &&
-		   count(after, "trusted_packet_sequence_id: 70000\n") == 2 &&
-		   !strstr(after, "trusted_packet_sequence_id: 257") &&
-		   count(after, "packet {") == 2,
-		   "both packets: machine_id 7, sequence id 70000, old id gone");
+		tap(count(after, "machine_id: 7\n") == 2 &&
+		    count(after, "trusted_packet_sequence_id: 70000\n") == 2 &&
+		    !strstr(after, "trusted_packet_sequence_id: 257") &&
+		    count(after, "packet {") == 2,
+		    "both packets: machine_id 7, sequence id 70000, old id gone");
 		drop_lines(before, "machine_id:", "trusted_packet_sequence_id:");
 		drop_lines(after, "machine_id:", "trusted_packet_sequence_id:");
-		ok(!strcmp(before, after) && strstr(after, "prev_comm: \"kworker/1:0\""),
-		   "everything else decodes the same");
+		tap(!strcmp(before, after) && strstr(after, "prev_comm: \"kworker/1:0\""),
+		    "everything else decodes the same");
 		if (strcmp(before, after))
 			printf("# before:\n%s# after:\n%s", before, after);
 	}
@@ -802,12 +786,12 @@ static void test_stamp(void)
 			if (out[j] != 0xee)
 				guard_ok = 0;
 	}
-	ok(short_ok && guard_ok,
-	   "output of every size below %zu: refused, nothing written past it", need);
-	ok(chunk_stamp(mem, len, 0, 70000, out, sizeof(out)) == -FRAME_E_LENGTH,
-	   "machine_id 0 (the host) refused");
-	ok(chunk_stamp(mem, len - 1, 7, 70000, out, sizeof(out)) == -FRAME_E_CHUNK,
-	   "truncated input refused");
+	tap(short_ok && guard_ok,
+	    "output of every size below %zu: refused, nothing written past it", need);
+	tap(chunk_stamp(mem, len, 0, 70000, out, sizeof(out)) == -FRAME_E_LENGTH,
+	    "machine_id 0 (the host) refused");
+	tap(chunk_stamp(mem, len - 1, 7, 70000, out, sizeof(out)) == -FRAME_E_CHUNK,
+	    "truncated input refused");
 }
 
 /* ---- the host's packets for a relayed machine (relay_packets.h) ---- */
@@ -938,23 +922,23 @@ static void test_relay_packets(const char *schema)
 
 	n = make_system_info(buf, sizeof(buf));
 	text = n ? decode(schema, buf, n) : NULL;
-	ok(text && !strcmp(text, expect_system_info),
-	   "SystemInfo from a HELLO decodes with Perfetto's schema as expected (%zu bytes)", n);
+	tap(text && !strcmp(text, expect_system_info),
+	    "SystemInfo from a HELLO decodes with Perfetto's schema as expected (%zu bytes)", n);
 	if (text && strcmp(text, expect_system_info))
 		printf("# got:\n%s", text);
 	free(text);
-	ok(n && bounded(n, make_system_info),
-	   "SystemInfo: every buffer size below %zu refused, nothing written past it", n);
+	tap(n && bounded(n, make_system_info),
+	    "SystemInfo: every buffer size below %zu refused, nothing written past it", n);
 
 	n = make_clock_sync(buf, sizeof(buf));
 	text = n ? decode(schema, buf, n) : NULL;
-	ok(text && !strcmp(text, expect_clock_sync),
-	   "RemoteClockSync of one ping round: client t1/host t2, client t4/host t3 (%zu bytes)", n);
+	tap(text && !strcmp(text, expect_clock_sync),
+	    "RemoteClockSync of one ping round: client t1/host t2, client t4/host t3 (%zu bytes)", n);
 	if (text && strcmp(text, expect_clock_sync))
 		printf("# got:\n%s", text);
 	free(text);
-	ok(n && bounded(n, make_clock_sync),
-	   "RemoteClockSync: every buffer size below %zu refused, nothing written past it", n);
+	tap(n && bounded(n, make_clock_sync),
+	    "RemoteClockSync: every buffer size below %zu refused, nothing written past it", n);
 }
 
 int main(void)
@@ -982,6 +966,6 @@ int main(void)
 		unlink(path);
 		rmdir(tmpdir);
 	}
-	printf("1..%d\n", test_nr);
-	return failures ? 1 : 0;
+	printf("1..%d\n", nr_tests);
+	return nr_failed ? 1 : 0;
 }

@@ -24,6 +24,7 @@
 
 #include "pb.h"
 #include "pbtrace_fields.h"
+#include "tap.h"
 
 #ifndef PBT_PROTO_DIR
 #define PBT_PROTO_DIR "proto"
@@ -32,25 +33,9 @@
 #define PBT_SCHEMA_DIR "../shared/perfetto"
 #endif
 
-static int test_nr;
-static int failures;
 static const char *proto_dir;
 static const char *schema_dir;
 static char tmpdir[] = "/tmp/pb_test.XXXXXX";
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", ++test_nr);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		failures++;
-	fflush(stdout);
-}
 
 static void diag_hex(const char *what, const uint8_t *p, size_t n)
 {
@@ -169,7 +154,7 @@ static void expect_bytes(const char *name, const char *type, const char *text,
 	int same;
 
 	if (encode_ours(type, text, &want)) {
-		ok(0, "%s: protoc --encode", name);
+		tap(0, "%s: protoc --encode", name);
 		return;
 	}
 	same = want.n == n && memcmp(want.p, p, n) == 0;
@@ -177,7 +162,7 @@ static void expect_bytes(const char *name, const char *type, const char *text,
 		diag_hex("protoc", want.p, want.n);
 		diag_hex("pb.h", p, n);
 	}
-	ok(same, "%s: bytes equal protoc --encode=%s", name, type);
+	tap(same, "%s: bytes equal protoc --encode=%s", name, type);
 	free(want.p);
 }
 
@@ -195,17 +180,17 @@ static void expect_decode(const char *name, const char *type, const char *text,
 	snprintf(args, sizeof(args), "--encode=perfetto.protos.%s", type);
 	if (protoc(schema_dir, "perfetto_trace.proto", args, text, strlen(text),
 		   &want_pb)) {
-		ok(0, "%s: protoc --encode with Perfetto's schema", name);
+		tap(0, "%s: protoc --encode with Perfetto's schema", name);
 		return;
 	}
 	if (decode_perfetto(type, want_pb.p, want_pb.n, &want)) {
 		free(want_pb.p);
-		ok(0, "%s: protoc --decode of the expectation", name);
+		tap(0, "%s: protoc --decode of the expectation", name);
 		return;
 	}
 	if (decode_perfetto(type, p, n, &got)) {
 		diag_hex("undecodable", p, n);
-		ok(0, "%s: decodes with Perfetto's schema", name);
+		tap(0, "%s: decodes with Perfetto's schema", name);
 		goto out;
 	}
 	same = strcmp((char *)want.p, (char *)got.p) == 0;
@@ -213,7 +198,7 @@ static void expect_decode(const char *name, const char *type, const char *text,
 		diag_text("expected", (char *)want.p);
 		diag_text("decoded", (char *)got.p);
 	}
-	ok(same, "%s: decodes as expected with Perfetto's %s", name, type);
+	tap(same, "%s: decodes as expected with Perfetto's %s", name, type);
 	free(got.p);
 out:
 	free(want.p);
@@ -338,7 +323,7 @@ static void test_canonical_events(void)
 	pb_init(&b, mem, sizeof(mem));
 	put_sched_switch(&b, 1);
 	snprintf(text, sizeof(text), "event { %s }", sched_switch_text);
-	ok(!b.overflow, "sched_switch: no overflow");
+	tap(!b.overflow, "sched_switch: no overflow");
 	expect_bytes("sched_switch", "FtraceEventBundle", text, mem,
 		     pb_len(&b, mem));
 
@@ -428,8 +413,8 @@ static void test_chunk(void)
 		pb_init(&b, mem, sizeof(mem));
 		put_chunk(&b, w);
 		snprintf(name, sizeof(name), "chunk, event nests width %u", w);
-		ok(!b.overflow && mem[0] == 0x0a,
-		   "%s: written, starts with Trace.packet tag", name);
+		tap(!b.overflow && mem[0] == 0x0a,
+		    "%s: written, starts with Trace.packet tag", name);
 		expect_decode(name, "Trace", chunk_text(), mem,
 			      pb_len(&b, mem));
 	}
@@ -439,7 +424,7 @@ static void test_chunk(void)
 	put_chunk(&b, 2);
 	rec2 = b.p;
 	put_chunk(&b, 3);
-	ok(!b.overflow && *rec2 == 0x0a, "two records: written");
+	tap(!b.overflow && *rec2 == 0x0a, "two records: written");
 	{
 		char text[8192];
 
@@ -470,8 +455,8 @@ static void test_chunk(void)
 		pb_varint(&b, PB_TRACEPACKET_PREVIOUS_PACKET_DROPPED, 1);
 		pb_nest_end(&b, pkt, 2);
 	}
-	ok(!b.overflow && mem[1] & 0x80 && mem[2] == 0x01,
-	   "canonical chunk: packet length takes exactly 2 bytes");
+	tap(!b.overflow && mem[1] & 0x80 && mem[2] == 0x01,
+	    "canonical chunk: packet length takes exactly 2 bytes");
 	expect_bytes("chunk with exact-width lengths", "Trace", chunk_text(),
 		     mem, pb_len(&b, mem));
 }
@@ -605,7 +590,7 @@ static void test_all_events(void)
 #undef EVENT
 #undef END
 
-	ok(!b.overflow, "all event kinds: written");
+	tap(!b.overflow, "all event kinds: written");
 	expect_decode("every event kind, every field", "FtraceEventBundle",
 		"cpu: 0 "
 		"event { timestamp: 7 pid: 9 sched_waking { comm: \"w\" pid: 1 prio: 2 success: 1 target_cpu: 3 } } "
@@ -668,8 +653,8 @@ static void test_padded_lengths(void)
 		if (pb_put_padded_varint(pos, max + 1, w))
 			bad++;
 	}
-	ok(bad == 0, "padded varints: %u values, widths 1..%d, exact width, "
-	   "too-large rejected (%u bad)", n, PB_NEST_MAX, bad);
+	tap(bad == 0, "padded varints: %u values, widths 1..%d, exact width, "
+	    "too-large rejected (%u bad)", n, PB_NEST_MAX, bad);
 }
 
 /* A body too big for its length width poisons the record. */
@@ -686,19 +671,19 @@ static void test_nest_limits(void)
 	n = pb_nest_begin(&b, 1, 1);
 	pb_string(&b, 1, s);	/* 202 bytes > 127 */
 	pb_nest_end(&b, n, 1);
-	ok(b.overflow, "nest of 202 bytes with width 1 sets overflow");
+	tap(b.overflow, "nest of 202 bytes with width 1 sets overflow");
 
 	pb_init(&b, mem, sizeof(mem));
-	ok(pb_nest_begin(&b, 1, 0) == NULL && b.overflow,
-	   "nest width 0 refused");
+	tap(pb_nest_begin(&b, 1, 0) == NULL && b.overflow,
+	    "nest width 0 refused");
 	pb_init(&b, mem, sizeof(mem));
-	ok(pb_nest_begin(&b, 1, PB_NEST_MAX + 1) == NULL && b.overflow,
-	   "nest width %d refused", PB_NEST_MAX + 1);
+	tap(pb_nest_begin(&b, 1, PB_NEST_MAX + 1) == NULL && b.overflow,
+	    "nest width %d refused", PB_NEST_MAX + 1);
 
 	pb_init(&b, mem, sizeof(mem));
 	pb_bytes(&b, 1, s, SIZE_MAX);
-	ok(b.overflow && b.p == mem, "pb_bytes of SIZE_MAX bytes: overflow, "
-	   "nothing written");
+	tap(b.overflow && b.p == mem, "pb_bytes of SIZE_MAX bytes: overflow, "
+	    "nothing written");
 
 	pb_init(&b, mem, sizeof(mem));
 	pb_varint(&b, 1, 1);
@@ -708,9 +693,9 @@ static void test_nest_limits(void)
 	pb_string(&b, 2, "x");
 	pb_fixed64(&b, 3, 1);
 	pb_nest_end(&b, pb_nest_begin(&b, 4, 2), 2);
-	ok(b.p == n, "writes after an overflow are no-ops");
+	tap(b.p == n, "writes after an overflow are no-ops");
 	pb_rewind(&b, mem);
-	ok(!b.overflow && b.p == mem, "pb_rewind clears overflow");
+	tap(!b.overflow && b.p == mem, "pb_rewind clears overflow");
 }
 
 /* Strings are read no further than they can be written. */
@@ -722,14 +707,14 @@ static void test_string_bounds(void)
 	memset(s, 'x', 8);
 	pb_init(&b, mem, 6);
 	pb_string(&b, 1, s);	/* room 6: reads at most 7 bytes */
-	ok(b.overflow && b.p == mem,
-	   "unterminated string longer than the room: overflow, no over-read");
+	tap(b.overflow && b.p == mem,
+	    "unterminated string longer than the room: overflow, no over-read");
 
 	pb_init(&b, mem, sizeof(mem));
 	pb_strn(&b, 1, s, 8);
-	ok(!b.overflow && pb_len(&b, mem) == 10 && mem[1] == 8 &&
-	   memcmp(mem + 2, s, 8) == 0,
-	   "pb_strn writes at most max bytes of an unterminated string");
+	tap(!b.overflow && pb_len(&b, mem) == 10 && mem[1] == 8 &&
+	    memcmp(mem + 2, s, 8) == 0,
+	    "pb_strn writes at most max bytes of an unterminated string");
 	free(s);
 }
 
@@ -768,10 +753,10 @@ static void bounds_sweep(const char *name, void (*put)(struct pb_buf *, unsigned
 			bad_bytes++;
 		free(m);
 	}
-	ok(!bad_guard && !bad_flag && !bad_bytes,
-	   "%s: every buffer length 0..%zu: guard intact (%zu), overflow "
-	   "iff short (%zu), bytes (%zu)", name, full + 1, bad_guard,
-	   bad_flag, bad_bytes);
+	tap(!bad_guard && !bad_flag && !bad_bytes,
+	    "%s: every buffer length 0..%zu: guard intact (%zu), overflow "
+	    "iff short (%zu), bytes (%zu)", name, full + 1, bad_guard,
+	    bad_flag, bad_bytes);
 
 	/* Exactly sized buffers: ASan aborts on a write past the end. */
 	for (len = 0; len <= full + 1; len++) {
@@ -781,7 +766,7 @@ static void bounds_sweep(const char *name, void (*put)(struct pb_buf *, unsigned
 		put(&b, width);
 		free(m);
 	}
-	ok(1, "%s: exactly sized buffers 0..%zu pass ASan", name, full + 1);
+	tap(1, "%s: exactly sized buffers 0..%zu pass ASan", name, full + 1);
 }
 
 static void test_bounds(void)
@@ -841,6 +826,6 @@ int main(void)
 	test_bounds();
 
 	cleanup();
-	printf("1..%d\n", test_nr);
-	return failures ? 1 : 0;
+	printf("1..%d\n", nr_tests);
+	return nr_failed ? 1 : 0;
 }
