@@ -80,18 +80,29 @@ static void where(const struct check *k, const void *m, const char *field,
 		snprintf(buf, n, "%s: ", k->name);
 }
 
+#define PRE_MAX	512
+#define MSG_MAX	768
+
+/* Where m.field[index] was set, then the message: errors and warnings alike. */
+static void vsay(const struct check *k, const void *m, const char *field,
+		 size_t index, char *buf, size_t n, const char *fmt, va_list ap)
+{
+	char pre[PRE_MAX], msg[MSG_MAX];
+
+	where(k, m, field, index, pre, sizeof(pre));
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	snprintf(buf, n, "%s%s", pre, msg);
+}
+
 static __attribute__((format(printf, 6, 7)))
 int fail(const struct check *k, const void *m, const char *field,
 	 size_t index, int code, const char *fmt, ...)
 {
-	char pre[512], msg[768];
 	va_list ap;
 
-	where(k, m, field, index, pre, sizeof(pre));
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay(k, m, field, index, k->err, k->errlen, fmt, ap);
 	va_end(ap);
-	snprintf(k->err, k->errlen, "%s%s", pre, msg);
 	return code;
 }
 
@@ -99,14 +110,13 @@ static __attribute__((format(printf, 5, 6)))
 void warn(const struct check *k, const void *m, const char *field,
 	  size_t index, const char *fmt, ...)
 {
-	char pre[512], msg[768];
+	char line[PRE_MAX + MSG_MAX];	/* all of pre and msg */
 	va_list ap;
 
-	where(k, m, field, index, pre, sizeof(pre));
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay(k, m, field, index, line, sizeof(line), fmt, ap);
 	va_end(ap);
-	add_warning(k->c, "%s%s", pre, msg);
+	add_warning(k->c, "%s", line);
 }
 
 /* ---- input ---- */
