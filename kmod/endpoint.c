@@ -49,23 +49,6 @@ MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separ
 #define EP_MAX_CIDS	16
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
 
-struct ep_machine {
-	u32 id;				/* 0: free slot */
-	bool online;
-	u8 hint[FRAME_HINT_LEN];
-	char name[FRAME_STR_MAX + 1];
-	char sysname[FRAME_STR_MAX + 1];
-	char release[FRAME_STR_MAX + 1];
-	char machine[FRAME_STR_MAX + 1];
-	u32 num_cpus;
-	u64 ram_bytes;
-	u32 cid;
-	u32 connects;
-	u64 pings;
-	u64 rtt_ns;			/* last complete ping round */
-	s64 offset_ns;			/* host BOOTTIME - guest BOOTTIME */
-};
-
 /* What a HELLO says, kept until the relay has proved itself (TCP). */
 struct ep_identity {
 	char name[FRAME_STR_MAX + 1];
@@ -74,6 +57,18 @@ struct ep_identity {
 	char machine[FRAME_STR_MAX + 1];
 	u32 num_cpus;
 	u64 ram_bytes;
+};
+
+struct ep_machine {
+	u32 id;				/* 0: free slot */
+	bool online;
+	u8 hint[FRAME_HINT_LEN];
+	struct ep_identity ident;	/* its relay's last admitted HELLO */
+	u32 cid;
+	u32 connects;
+	u64 pings;
+	u64 rtt_ns;			/* last complete ping round */
+	s64 offset_ns;			/* host BOOTTIME - guest BOOTTIME */
 };
 
 struct ep_conn {
@@ -183,20 +178,16 @@ static void ep_machine_commit(struct ep_conn *c)
 	struct ep_machine *m = c->m;
 
 	mutex_lock(&ep_lock);
-	memcpy(m->name, c->id.name, sizeof(m->name));
-	memcpy(m->sysname, c->id.sysname, sizeof(m->sysname));
-	memcpy(m->release, c->id.release, sizeof(m->release));
-	memcpy(m->machine, c->id.machine, sizeof(m->machine));
-	m->num_cpus = c->id.num_cpus;
-	m->ram_bytes = c->id.ram_bytes;
+	m->ident = c->id;
 	m->cid = c->cid;
 	m->connects++;
 	mutex_unlock(&ep_lock);
 	c->authed = true;
 	atomic_inc(&ep_stats.hellos);
 	pr_info("pbtrace: endpoint: %s is machine %u \"%s\" (%s %s %s, %u cpus, %llu MiB)\n",
-		c->who, m->id, m->name, m->sysname, m->release, m->machine,
-		m->num_cpus, m->ram_bytes >> 20);
+		c->who, m->id, m->ident.name, m->ident.sysname,
+		m->ident.release, m->ident.machine, m->ident.num_cpus,
+		m->ident.ram_bytes >> 20);
 }
 
 /* Connection over: the machine is offline, or never was (failed AUTH). */
@@ -588,8 +579,9 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		if (!m->id)
 			continue;
 		n += sysfs_emit_at(buf, n, "machine %u name=%s sysname=%s release=%s arch=%s cpus=%u ram_mb=%llu cid=%u online=%d connects=%u pings=%llu rtt_ns=%llu offset_ns=%lld\n",
-				   m->id, m->name, m->sysname, m->release,
-				   m->machine, m->num_cpus, m->ram_bytes >> 20,
+				   m->id, m->ident.name, m->ident.sysname,
+				   m->ident.release, m->ident.machine,
+				   m->ident.num_cpus, m->ident.ram_bytes >> 20,
 				   m->cid, m->online, m->connects, m->pings,
 				   m->rtt_ns, m->offset_ns);
 	}
