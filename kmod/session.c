@@ -25,13 +25,16 @@ static u32 last_id;
 static unsigned long used_slots;	/* bit per live session, for sequence ids */
 
 /*
- * Kernel buffers write trusted_packet_sequence_id = base + cpu. The base is
- * derived from a slot that is unique among live sessions (not from the ever
- * growing id) so it stays below 0x10000, where traced's own ids start.
+ * Kernel buffers write trusted_packet_sequence_id = base + cpu. Each buffer
+ * of each slot gets a range of nr_cpu_ids ids. The slot is unique among live
+ * sessions (not the ever growing id), so every id stays below
+ * PBTRACE_SEQ_ID_USER_BASE, where traced's own ids start, on any machine.
  */
 static u32 sequence_id_base(unsigned int slot, unsigned int buffer)
 {
-	return slot * 256 + buffer * 64 + 1;
+	BUILD_BUG_ON((u64)PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS * NR_CPUS >=
+		     PBTRACE_SEQ_ID_USER_BASE);
+	return (slot * PBTRACE_MAX_BUFFERS + buffer) * nr_cpu_ids + 1;
 }
 
 static struct pbt_session *find_locked(u32 id)

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <linux/pbtrace.h>
 
-#define PBT_TRACED_SEQ_BASE 0x10000u
+#define PBT_TRACED_SEQ_BASE PBTRACE_SEQ_ID_USER_BASE
 
 struct pbt_seq {
 	uint32_t id;		/* trusted_packet_sequence_id */

@@ -121,6 +121,12 @@
 #define PBTRACE_MAX_CONFIG (60 * 1024)
 #define PBTRACE_NAME_MAX 64
 
+/*
+ * trusted_packet_sequence_id: the kernel's buffers use ids below this,
+ * userspace writers (traced's own packets) use ids from it up.
+ */
+#define PBTRACE_SEQ_ID_USER_BASE (1u << 24)
+
 enum pbtrace_cmd {
 	PBTRACE_CMD_UNSPEC,
 	PBTRACE_CMD_NEW_SESSION,
