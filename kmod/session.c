@@ -32,7 +32,7 @@ static unsigned long used_slots;	/* bit per live session, for sequence ids */
  */
 static u32 sequence_id_base(unsigned int slot, unsigned int buffer)
 {
-	BUILD_BUG_ON((u64)PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS * NR_CPUS >=
+	BUILD_BUG_ON((u64)PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS * CONFIG_NR_CPUS >=
 		     PBTRACE_SEQ_ID_USER_BASE);
 	return (slot * PBTRACE_MAX_BUFFERS + buffer) * nr_cpu_ids + 1;
 }
