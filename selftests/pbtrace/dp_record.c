@@ -339,9 +339,41 @@ static void exact_child_paced(int go, int done, int park, int k, int paced)
 	_exit(0);
 }
 
-static void exact_child(int go, int done, int park, int k)
+/* The exact child, parked in read(go) until exact_go(). */
+struct exact {
+	int go[2], done[2], park[2];
+	pid_t pid;
+};
+
+/* Fork it, pinned to @cpu unless that is -1. */
+static void exact_spawn(struct exact *x, int cpu, int k, int paced)
 {
-	exact_child_paced(go, done, park, k, 0);
+	if (pipe(x->go) || pipe(x->done) || pipe(x->park))
+		die("pipe: %s", strerror(errno));
+	x->pid = fork();
+	if (x->pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!x->pid) {
+		if (cpu >= 0)
+			pin(cpu);
+		exact_child_paced(x->go[0], x->done[1], x->park[0], k, paced);
+	}
+}
+
+/* Let it make its k calls and wait until it is parked again. */
+static void exact_go(struct exact *x)
+{
+	char c = 'g';
+
+	if (write(x->go[1], &c, 1) != 1 || read(x->done[0], &c, 1) != 1)
+		die("child handshake: %s", strerror(errno));
+	wait_sleeping(x->pid);
+}
+
+static void exact_reap(struct exact *x)
+{
+	kill(x->pid, SIGKILL);
+	waitpid(x->pid, NULL, 0);
 }
 
 static int cmd_exact(const char *file, const char *policy, int k)
@@ -351,10 +383,8 @@ static int cmd_exact(const char *file, const char *policy, int k)
 	};
 	struct pbt_buffer_spec b = { .size_kb = 8, .chunk_kb = 4 };
 	const char *size_kb = getenv("DP_SIZE_KB");
-	int go[2], done[2], park[2];
+	struct exact x;
 	struct rec rc = { 0 };
-	pid_t child;
-	char c = 'g';
 
 	if (size_kb)
 		b.size_kb = atoi(size_kb);
@@ -365,28 +395,19 @@ static int cmd_exact(const char *file, const char *policy, int k)
 	else
 		die("policy must be ring or discard, not %s", policy);
 	add_events(&b, ev);
-	if (pipe(go) || pipe(done) || pipe(park))
-		die("pipe: %s", strerror(errno));
-	child = fork();
-	if (child < 0)
-		die("fork: %s", strerror(errno));
-	if (!child)
-		exact_child(go[0], done[1], park[0], k);
-	b.pids[b.nr_pids++] = child;
+	exact_spawn(&x, -1, k, 0);
+	b.pids[b.nr_pids++] = x.pid;
 
 	rc.out = fopen(file, "w");
 	if (!rc.out)
 		die("open output: %s", strerror(errno));
 	session_new(&rc, &b);
-	wait_sleeping(child);
+	wait_sleeping(x.pid);
 	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
-	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
-		die("child handshake: %s", strerror(errno));
-	wait_sleeping(child);
-	printf("child=%d\nemitted=%d\n", child, 2 * k + 4);
+	exact_go(&x);
+	printf("child=%d\nemitted=%d\n", x.pid, 2 * k + 4);
 	finish(&rc);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	exact_reap(&x);
 	return 0;
 }
 
@@ -413,32 +434,20 @@ static int cmd_hotplug(const char *file, int k)
 		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit", NULL,
 	};
 	struct pbt_buffer_spec b = { .size_kb = 1024, .chunk_kb = 16 };
-	int go[2], done[2], park[2];
+	struct exact x;
 	struct pbtrace_cpu_stats st;
 	struct rec rc = { 0 };
-	pid_t child;
-	char c = 'g';
 
 	add_events(&b, ev);
-	if (pipe(go) || pipe(done) || pipe(park))
-		die("pipe: %s", strerror(errno));
-	child = fork();
-	if (child < 0)
-		die("fork: %s", strerror(errno));
-	if (!child) {
-		pin(1);
-		exact_child(go[0], done[1], park[0], k);
-	}
-	b.pids[b.nr_pids++] = child;
+	exact_spawn(&x, 1, k, 0);
+	b.pids[b.nr_pids++] = x.pid;
 	rc.out = fopen(file, "w");
 	if (!rc.out)
 		die("open output: %s", strerror(errno));
 	session_new(&rc, &b);
-	wait_sleeping(child);
+	wait_sleeping(x.pid);
 	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
-	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
-		die("child handshake: %s", strerror(errno));
-	wait_sleeping(child);
+	exact_go(&x);
 
 	set_online(1, "0");
 	pbt_reader_stats(&rc.r, 1, &st);
@@ -446,10 +455,9 @@ static int cmd_hotplug(const char *file, int k)
 	printf("offline_sealed=%llu\n", (unsigned long long)st.chunks_sealed);
 	printf("offline_poll=%s\n", poll_now(&rc) & POLLIN ? "in" : "none");
 	set_online(1, "1");
-	printf("child=%d\nemitted=%d\n", child, 2 * k + 4);
+	printf("child=%d\nemitted=%d\n", x.pid, 2 * k + 4);
 	finish(&rc);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	exact_reap(&x);
 	return 0;
 }
 
@@ -597,42 +605,29 @@ static int cmd_stream(const char *file, const char *policy, int k)
 		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit", NULL,
 	};
 	struct pbt_buffer_spec b = { .size_kb = 8, .chunk_kb = 4 };
-	int go[2], done[2], park[2];
+	struct exact x;
 	struct rec rc = { 0 };
 	pthread_t reader;
-	pid_t child;
-	char c = 'g';
 
 	b.fill_policy = !strcmp(policy, "discard") ? PBTRACE_FILL_DISCARD :
 			PBTRACE_FILL_RING_BUFFER;
 	add_events(&b, ev);
-	if (pipe(go) || pipe(done) || pipe(park))
-		die("pipe: %s", strerror(errno));
-	child = fork();
-	if (child < 0)
-		die("fork: %s", strerror(errno));
-	if (!child) {
-		pin(1);
-		exact_child_paced(go[0], done[1], park[0], k, 1);
-	}
-	b.pids[b.nr_pids++] = child;
+	exact_spawn(&x, 1, k, 1);
+	b.pids[b.nr_pids++] = x.pid;
 	rc.out = fopen(file, "w");
 	if (!rc.out)
 		die("open output: %s", strerror(errno));
 	session_new(&rc, &b);
-	wait_sleeping(child);
+	wait_sleeping(x.pid);
 	if (pthread_create(&reader, NULL, stream_reader, &rc))
 		die("pthread: %s", "failed");
 	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
-	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
-		die("child handshake: %s", strerror(errno));
-	wait_sleeping(child);
+	exact_go(&x);
 	stream_stop = 1;
 	pthread_join(reader, NULL);
-	printf("child=%d\nemitted=%d\n", child, 2 * k + 4 + paced_events(k));
+	printf("child=%d\nemitted=%d\n", x.pid, 2 * k + 4 + paced_events(k));
 	finish(&rc);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	exact_reap(&x);
 	return 0;
 }
 
@@ -647,40 +642,29 @@ static int cmd_two(const char *file_a, const char *file_b, int k)
 	};
 	static const char *const ev_b[] = { "raw_syscalls/sys_exit", NULL };
 	struct pbt_buffer_spec a = { .size_kb = 2048 }, b = { .size_kb = 2048 };
-	int go[2], done[2], park[2];
+	struct exact x;
 	struct rec ra = { 0 }, rb = { 0 };
-	pid_t child;
-	char c = 'g';
 
 	add_events(&a, ev_a);
 	add_events(&b, ev_b);
-	if (pipe(go) || pipe(done) || pipe(park))
-		die("pipe: %s", strerror(errno));
-	child = fork();
-	if (child < 0)
-		die("fork: %s", strerror(errno));
-	if (!child)
-		exact_child(go[0], done[1], park[0], k);
-	a.pids[a.nr_pids++] = child;
-	b.pids[b.nr_pids++] = child;
+	exact_spawn(&x, -1, k, 0);
+	a.pids[a.nr_pids++] = x.pid;
+	b.pids[b.nr_pids++] = x.pid;
 	ra.out = fopen(file_a, "w");
 	rb.out = fopen(file_b, "w");
 	if (!ra.out || !rb.out)
 		die("open output: %s", strerror(errno));
 	session_new(&ra, &a);
 	session_new(&rb, &b);
-	wait_sleeping(child);
+	wait_sleeping(x.pid);
 	session_cmd(&ra, PBTRACE_CMD_START_SESSION);
 	session_cmd(&rb, PBTRACE_CMD_START_SESSION);
-	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
-		die("child handshake: %s", strerror(errno));
-	wait_sleeping(child);
-	printf("child=%d\nk=%d\n", child, k);
+	exact_go(&x);
+	printf("child=%d\nk=%d\n", x.pid, k);
 	finish(&ra);
 	printf("---\n");
 	finish(&rb);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	exact_reap(&x);
 	return 0;
 }
 
