@@ -40,6 +40,16 @@
  *            PBTRACE_A_BUFFER_PIDS: NLA_NESTED, optional, of
  *                PBTRACE_A_PID: NLA_U32; only these threads are traced
  *                               (up to PBTRACE_MAX_PIDS)
+ *            PBTRACE_A_BUFFER_MACHINES: NLA_NESTED, optional, up to
+ *                PBTRACE_MAX_MACHINE_NAMES of
+ *                PBTRACE_A_MACHINE_NAME: NLA_NUL_STRING: a relayed machine's
+ *                    name (its HELLO name), PBTRACE_MACHINE_HOST ("host"),
+ *                    this machine, or PBTRACE_MACHINE_ANY ("*"), every
+ *                    relayed machine. Absent: this machine only. Without
+ *                    "host" in the list the buffer records nothing locally.
+ *                    A relayed machine records for the first started
+ *                    session (lowest id) whose buffer names it, into the
+ *                    first such buffer, with that buffer's events.
  *    Reply: PBTRACE_A_SESSION_ID (NLA_U32).
  *
  * PBTRACE_CMD_START_SESSION, PBTRACE_CMD_STOP_SESSION,
@@ -60,7 +70,13 @@
  *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS,
  *    _PIDS (if any) and
  *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS: NLA_BINARY
- *    struct pbtrace_cpu_stats (one per possible CPU).
+ *    struct pbtrace_cpu_stats (one per possible CPU), and _MACHINES if set.
+ *    PBTRACE_A_SESSION_MACHINES: NLA_NESTED of PBTRACE_A_MACHINE, one per
+ *    relayed machine that recorded into this session (connected or not):
+ *    PBTRACE_A_MACHINE_NAME and PBTRACE_A_MACHINE_STATS (NLA_BINARY struct
+ *    pbtrace_machine_stats).
+ *    PBTRACE_A_SESSION_RELAY (NLA_U8, 1): a session this machine's relay
+ *    runs for its host; its chunks go to the host, so traced leaves it alone.
  *
  * PBTRACE_CMD_TRIGGER: PBTRACE_A_TRIGGER_NAME (NLA_NUL_STRING). The kernel
  *    multicasts it to the "sessions" group; traced applies trigger_config.
@@ -102,6 +118,16 @@
  *     reader gets them again.
  *  5. poll(fd, POLLIN): readable when a sealed chunk is waiting; POLLHUP
  *     once the session is stopped and every chunk has been read.
+ *  6. ioctl(fd, PBTRACE_IOC_READ_REMOTE, &rr): what relayed machines sent for
+ *     this buffer, already checked and stamped by the kernel (their chunks
+ *     with machine_id and host-chosen sequence ids, their system_info,
+ *     clock_snapshot and remote_clock_sync packets): copies whole
+ *     Trace.packet records into rr.buf (at least PBTRACE_REMOTE_READ_MIN
+ *     bytes) and sets rr.len; -EAGAIN when nothing is queued yet.
+ *     rr.flags has PBTRACE_REMOTE_EOF once the session is stopped, every
+ *     machine of this buffer has sent its last chunk (or is gone, or took
+ *     longer than 2 s) and the queue is empty: nothing more will come.
+ *     poll() is also readable when remote records are queued.
  */
 #ifndef _UAPI_LINUX_PBTRACE_H
 #define _UAPI_LINUX_PBTRACE_H
@@ -126,6 +152,17 @@
  * userspace writers (traced's own packets) use ids from it up.
  */
 #define PBTRACE_SEQ_ID_USER_BASE (1u << 24)
+/*
+ * Relayed machines' packets: the host stamps
+ * PBTRACE_SEQ_ID_REMOTE_BASE + machine_id * PBTRACE_MAX_CPUS_REMOTE + cpu
+ * (a guest's own sequence ids never reach the file).
+ */
+#define PBTRACE_SEQ_ID_REMOTE_BASE (1u << 25)
+#define PBTRACE_MAX_CPUS_REMOTE 8192
+
+#define PBTRACE_MACHINE_HOST "host"
+#define PBTRACE_MACHINE_ANY "*"
+#define PBTRACE_MAX_MACHINE_NAMES 8
 
 enum pbtrace_cmd {
 	PBTRACE_CMD_UNSPEC,
@@ -168,6 +205,12 @@ enum pbtrace_attr {
 	PBTRACE_A_TRIGGER_NAME,		/* string */
 	PBTRACE_A_PAD,
 	PBTRACE_A_DAEMON_PID,		/* u32 */
+	PBTRACE_A_BUFFER_MACHINES,	/* nest of PBTRACE_A_MACHINE_NAME */
+	PBTRACE_A_MACHINE_NAME,		/* string */
+	PBTRACE_A_SESSION_MACHINES,	/* nest of PBTRACE_A_MACHINE */
+	PBTRACE_A_MACHINE,		/* nest: _MACHINE_NAME, _MACHINE_STATS */
+	PBTRACE_A_MACHINE_STATS,	/* struct pbtrace_machine_stats */
+	PBTRACE_A_SESSION_RELAY,	/* u8 */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
@@ -204,6 +247,31 @@ struct pbtrace_cpu_stats {
 	__u64 lost_overwritten;	/* events inside overwritten chunks */
 	__u64 lost_too_large;	/* event larger than a chunk */
 	__u64 lost_nmi;		/* NMI context or probe recursion */
+};
+
+/*
+ * One relayed machine's part in a session (PBTRACE_A_MACHINE_STATS). Loss is
+ * counted where it happens: on the guest (its own buffers), on the wire
+ * (gaps in its per-CPU chunk sequence), on the host (remote queue full),
+ * and while it was not connected.
+ */
+struct pbtrace_machine_stats {
+	__u32 machine_id;	/* the id stamped into the trace, non-zero */
+	__u32 connected;	/* 1 while its relay is connected */
+	__u32 buffer;		/* the session buffer its data goes to */
+	__u32 num_cpus;
+	__u64 chunks;		/* chunks written into the session */
+	__u64 bytes;		/* their bytes, as stamped */
+	__u64 chunks_lost_relay;	/* gaps in the guest's per-CPU chunk sequence */
+	__u64 chunks_dropped;	/* host remote queue full: refused */
+	__u64 guest_events_written;	/* the guest's own counters, last report */
+	__u64 guest_events_lost;	/* the guest's lost_* summed, last report */
+	__u64 disconnects;	/* connections lost while the session ran */
+	__u64 gap_ns;		/* BOOTTIME the session ran without it */
+	__u64 pings;		/* complete ping rounds */
+	__u64 rtt_ns;		/* smallest round trip */
+	__s64 offset_ns;	/* host BOOTTIME - guest BOOTTIME, at rtt_ns */
+	__u64 offset_spread_ns;	/* max - min offset over the rounds */
 };
 
 /* Chunk states, in struct pbtrace_chunk_meta.state. */
@@ -261,5 +329,19 @@ struct pbtrace_chunk_req {
 #define PBTRACE_IOC_ATTACH _IOWR(PBTRACE_IOC_MAGIC, 1, struct pbtrace_attach)
 #define PBTRACE_IOC_GET_CHUNK _IOR(PBTRACE_IOC_MAGIC, 2, struct pbtrace_chunk_req)
 #define PBTRACE_IOC_PUT_CHUNK _IOW(PBTRACE_IOC_MAGIC, 3, struct pbtrace_chunk_req)
+
+/* The largest record READ_REMOTE hands out: a 256 KiB chunk, stamped. */
+#define PBTRACE_REMOTE_READ_MIN (512 * 1024)
+#define PBTRACE_REMOTE_EOF 1u
+
+struct pbtrace_remote_read {
+	__u64 buf;		/* in: user address */
+	__u32 size;		/* in: bytes at buf, >= PBTRACE_REMOTE_READ_MIN */
+	__u32 len;		/* out: bytes of whole records copied */
+	__u32 flags;		/* out: PBTRACE_REMOTE_EOF */
+	__u32 pad;
+};
+
+#define PBTRACE_IOC_READ_REMOTE _IOWR(PBTRACE_IOC_MAGIC, 4, struct pbtrace_remote_read)
 
 #endif /* _UAPI_LINUX_PBTRACE_H */
