@@ -35,6 +35,7 @@
 #define PING_LEN	(8 + 2 * CLOCKS_LEN)
 #define PONG_LEN	(8 + 2 * CLOCKS_LEN)
 #define GOODBYE_LEN	4
+#define STOPPED_LEN	24
 
 enum parser_state {
 	ST_HELLO,	/* host: nothing yet, HELLO must come */
@@ -133,6 +134,7 @@ static const struct type_rule type_rules[FRAME_NR_TYPES] = {
 	[FRAME_PING]	= { PING_LEN, PING_LEN, FRAME_ROLE_HOST },
 	[FRAME_PONG]	= { PONG_LEN, PONG_LEN, FRAME_ROLE_RELAY },
 	[FRAME_GOODBYE]	= { GOODBYE_LEN, GOODBYE_LEN, FROM_BOTH },
+	[FRAME_STOPPED]	= { STOPPED_LEN, STOPPED_LEN, FRAME_ROLE_HOST },
 };
 
 /* ---- encoder ---- */
@@ -183,6 +185,8 @@ static size_t payload_len(const struct frame *f)
 		return PONG_LEN;
 	case FRAME_GOODBYE:
 		return GOODBYE_LEN;
+	case FRAME_STOPPED:
+		return STOPPED_LEN;
 	}
 	return 0;
 }
@@ -247,6 +251,12 @@ static void encode_payload(uint8_t *p, const struct frame *f)
 		break;
 	case FRAME_GOODBYE:
 		put_u32(p, f->goodbye.reason);
+		break;
+	case FRAME_STOPPED:
+		put_u32(p, f->stopped.session_id);
+		put_u32(p + 4, 0);
+		put_u64(p + 8, f->stopped.events_written);
+		put_u64(p + 16, f->stopped.events_lost);
 		break;
 	}
 }
@@ -316,7 +326,8 @@ static int check_order(const struct frame_parser *ps, uint8_t type)
 	/* ST_READY */
 	if (type == FRAME_HELLO || type == FRAME_WELCOME || type == FRAME_AUTH)
 		return -FRAME_E_ORDER;
-	if (type == FRAME_CHUNK && !ps->started)
+	/* A guest speaks of sessions only once the host has started one. */
+	if ((type == FRAME_CHUNK || type == FRAME_STOPPED) && !ps->started)
 		return -FRAME_E_ORDER;
 	if (type == FRAME_PONG && !ps->ping_out)
 		return -FRAME_E_PONG;
@@ -498,6 +509,11 @@ static int parse_payload(const struct frame_parser *ps, struct frame *f,
 	case FRAME_GOODBYE:
 		f->goodbye.reason = get_u32(p);
 		return f->goodbye.reason < FRAME_E_NR ? 0 : -FRAME_E_PAYLOAD;
+	case FRAME_STOPPED:
+		f->stopped.session_id = get_u32(p);
+		f->stopped.events_written = get_u64(p + 8);
+		f->stopped.events_lost = get_u64(p + 16);
+		return get_u32(p + 4) ? -FRAME_E_PAYLOAD : 0;	/* reserved */
 	}
 	return -FRAME_E_TYPE;
 }

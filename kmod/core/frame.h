@@ -51,6 +51,7 @@ enum frame_type {
 	FRAME_PING,		/* relay -> host: clock sync request */
 	FRAME_PONG,		/* host -> relay: answers one PING */
 	FRAME_GOODBYE,		/* either way, last frame */
+	FRAME_STOPPED,		/* relay -> host: a session's last frame */
 	FRAME_NR_TYPES
 };
 
@@ -140,6 +141,16 @@ struct frame_goodbye {
 	uint32_t reason;		/* 0 normal, else an enum frame_error */
 };
 
+/*
+ * The relay's last word on a host session: it stopped, flushed and sent
+ * every chunk; these are its own buffer's counters for the host to record.
+ */
+struct frame_stopped {
+	uint32_t session_id;		/* the host session CONTROL started */
+	uint64_t events_written;	/* guest events committed to chunks */
+	uint64_t events_lost;		/* guest lost_* counters summed */
+};
+
 struct frame {
 	uint8_t type;			/* enum frame_type */
 	uint32_t seq;			/* header sequence number */
@@ -152,6 +163,7 @@ struct frame {
 		struct frame_ping ping;
 		struct frame_pong pong;
 		struct frame_goodbye goodbye;
+		struct frame_stopped stopped;
 	};
 };
 
@@ -187,8 +199,8 @@ void frame_parser_init(struct frame_parser *ps, enum frame_role role,
 		       bool need_auth);
 
 /*
- * Tell the parser about a frame we sent: CONTROL start allows CHUNKs, a
- * PING makes a PONG legal, a PONG makes a PING's report legal.
+ * Tell the parser about a frame we sent: CONTROL start allows CHUNKs and
+ * STOPPED, a PING makes a PONG legal, a PONG makes a PING's report legal.
  */
 void frame_sent(struct frame_parser *ps, const struct frame *f);
 

@@ -463,8 +463,8 @@ int main(int argc, char **argv)
 		"GET / HTTP/1.0\r\n\r\n", 18, 0);
 	header(b, 5, 1 << 20, 0);
 	refused("CHUNK header claiming 1 MiB", "bad_length", b, 16, 0);
-	header(b, 9, 0, 0);
-	refused("unknown type 9", "bad_type", b, 16, 0);
+	header(b, 10, 0, 0);
+	refused("unknown type 10", "bad_type", b, 16, 0);
 	n = header(b, 5, 10, 0);
 	memset(b + n, 0, 10);
 	refused("CHUNK before HELLO", "bad_order", b, n + 10, 0);

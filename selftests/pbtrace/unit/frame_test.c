@@ -157,6 +157,11 @@ static struct frame sample(uint8_t type, uint32_t seq)
 	case FRAME_GOODBYE:
 		f.goodbye.reason = 0;
 		break;
+	case FRAME_STOPPED:
+		f.stopped.session_id = 9;
+		f.stopped.events_written = 0x0102030405060708ULL;
+		f.stopped.events_lost = UINT64_MAX;
+		break;
 	}
 	return f;
 }
@@ -169,7 +174,7 @@ static void prepare(struct frame_parser *ps, uint8_t type, uint32_t *seq)
 	size_t n;
 	bool host = type == FRAME_HELLO || type == FRAME_AUTH ||
 		    type == FRAME_CHUNK || type == FRAME_PING ||
-		    type == FRAME_GOODBYE;
+		    type == FRAME_GOODBYE || type == FRAME_STOPPED;
 
 	frame_parser_init(ps, host ? FRAME_ROLE_HOST : FRAME_ROLE_RELAY,
 			  type == FRAME_AUTH);
@@ -181,7 +186,7 @@ static void prepare(struct frame_parser *ps, uint8_t type, uint32_t *seq)
 	if (frame_parse(ps, buf, n, &out) != (int)n)
 		abort();
 	*seq = 1;
-	if (type == FRAME_CHUNK) {
+	if (type == FRAME_CHUNK || type == FRAME_STOPPED) {
 		f = sample(FRAME_CONTROL, 0);
 		frame_sent(ps, &f);
 	}
@@ -234,13 +239,17 @@ static bool same(const struct frame *a, const struct frame *b)
 		return !memcmp(&a->pong, &b->pong, sizeof(a->pong));
 	case FRAME_GOODBYE:
 		return a->goodbye.reason == b->goodbye.reason;
+	case FRAME_STOPPED:
+		return a->stopped.session_id == b->stopped.session_id &&
+		       a->stopped.events_written == b->stopped.events_written &&
+		       a->stopped.events_lost == b->stopped.events_lost;
 	}
 	return false;
 }
 
 static const char * const type_names[] = {
 	"?", "HELLO", "WELCOME", "AUTH", "CONTROL", "CHUNK", "PING", "PONG",
-	"GOODBYE",
+	"GOODBYE", "STOPPED",
 };
 
 static void test_roundtrip(void)
@@ -290,7 +299,7 @@ static size_t host_stream(uint8_t *buf, size_t size, int *nr)
 {
 	static const uint8_t types[] = { FRAME_HELLO, FRAME_AUTH, FRAME_PING,
 					 FRAME_CHUNK, FRAME_CHUNK,
-					 FRAME_GOODBYE };
+					 FRAME_STOPPED, FRAME_GOODBYE };
 	struct frame f;
 	size_t n = 0, i;
 
@@ -437,7 +446,7 @@ static void test_refusals(void)
 	       "version 2, header cut after the version byte");
 	memcpy(buf, hello, hn);
 	buf[5] = FRAME_NR_TYPES;
-	expect(parse_after(&ps, buf, hn), FRAME_E_TYPE, "type 9");
+	expect(parse_after(&ps, buf, hn), FRAME_E_TYPE, "type 10");
 	buf[5] = 0;
 	expect(parse_after(&ps, buf, hn), FRAME_E_TYPE, "type 0");
 	memcpy(buf, hello, hn);
@@ -468,6 +477,9 @@ static void test_refusals(void)
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER, "a second HELLO");
 	expect(parse_after(&ps, hello, hn), FRAME_E_SEQ,
 	       "the first HELLO replayed");
+	n = enc(buf, sample(FRAME_STOPPED, 1));
+	expect(parse_after(&ps, buf, n), FRAME_E_ORDER,
+	       "STOPPED before CONTROL start");
 	n = enc(buf, sample(FRAME_CHUNK, 1));
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER,
 	       "CHUNK before CONTROL start");
@@ -491,9 +503,18 @@ static void test_refusals(void)
 	n = enc(buf, f);
 	expect(parse_after(&ps, buf, n), FRAME_E_PAYLOAD,
 	       "PING reporting on a PONG never sent");
-	n = enc(buf, sample(FRAME_GOODBYE, 2));
+	n = enc(buf, sample(FRAME_STOPPED, 2));
+	buf[FRAME_HDR_LEN + 4] = 1;
+	expect(parse_after(&ps, buf, n), FRAME_E_PAYLOAD,
+	       "STOPPED with its reserved word set");
+	frame_encode_header(buf, FRAME_STOPPED, 23, 2);
+	expect(parse_after(&ps, buf, FRAME_HDR_LEN), FRAME_E_LENGTH,
+	       "STOPPED one byte short, header only");
+	n = enc(buf, sample(FRAME_STOPPED, 2));
+	tap(parse_after(&ps, buf, n) == (int)n, "STOPPED accepted");
+	n = enc(buf, sample(FRAME_GOODBYE, 3));
 	tap(parse_after(&ps, buf, n) == (int)n, "GOODBYE accepted");
-	n = enc(buf, sample(FRAME_PING, 3));
+	n = enc(buf, sample(FRAME_PING, 4));
 	expect(parse_after(&ps, buf, n), FRAME_E_CLOSED, "PING after GOODBYE");
 
 	/* TCP: nothing but AUTH after HELLO. */
@@ -523,6 +544,9 @@ static void test_refusals(void)
 	n = enc(buf, sample(FRAME_HELLO, 2));
 	expect(parse_after(&ps, buf, n), FRAME_E_DIRECTION,
 	       "the host sending HELLO");
+	n = enc(buf, sample(FRAME_STOPPED, 2));
+	expect(parse_after(&ps, buf, n), FRAME_E_DIRECTION,
+	       "the host sending STOPPED");
 
 	/* Payloads. */
 	frame_parser_init(&ps, FRAME_ROLE_HOST, false);
