@@ -368,6 +368,68 @@ static void check_stray(const struct check *k, size_t ds, const ds_config *dc)
 		     ds, n);
 }
 
+/*
+ * machine_name_filter: names as a relay sends them in its HELLO (printable
+ * ASCII), "host" for this machine. "*" is pbtrace's own wildcard on the
+ * netlink side; in a config trace_all_machines says it, as in Perfetto.
+ */
+static int check_machine_names(const struct check *k, size_t ds,
+			       const data_source *d)
+{
+	size_t i, len;
+	const char *m, *p;
+
+	if (d->n_machine_name_filter > PBTRACE_MAX_MACHINE_NAMES)
+		return fail(k, d, "machine_name_filter", PBTRACE_MAX_MACHINE_NAMES,
+			    -EINVAL,
+			    "data_sources[%zu] has %zu machine_name_filter entries: pbtrace takes at most %d machines per buffer; use trace_all_machines: true and no filter to record on every machine",
+			    ds, d->n_machine_name_filter, PBTRACE_MAX_MACHINE_NAMES);
+	for (i = 0; i < d->n_machine_name_filter; i++) {
+		m = d->machine_name_filter[i];
+		len = strlen(m);
+		if (!len)
+			return fail(k, d, "machine_name_filter", i, -EINVAL,
+				    "data_sources[%zu] machine_name_filter[%zu] is empty: give a machine's name (its relay_name, default its 'uname -s') or \"host\" for this machine",
+				    ds, i);
+		if (len >= PBTRACE_NAME_MAX)
+			return fail(k, d, "machine_name_filter", i, -EINVAL,
+				    "data_sources[%zu] machine_name_filter[%zu] is %zu characters: pbtrace matches names of at most %d; give the guest a shorter relay_name",
+				    ds, i, len, PBTRACE_NAME_MAX - 1);
+		if (!strcmp(m, PBTRACE_MACHINE_ANY))
+			return fail(k, d, "machine_name_filter", i, -EINVAL,
+				    "data_sources[%zu] machine_name_filter[%zu] \"*\" is not a machine name: leave the filter out and set trace_all_machines: true to record on every machine",
+				    ds, i);
+		for (p = m; *p; p++)
+			if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+				return fail(k, d, "machine_name_filter", i, -EINVAL,
+					    "data_sources[%zu] machine_name_filter[%zu] has byte 0x%02x: machine names are printable ASCII, as relays send them",
+					    ds, i, (unsigned char)*p);
+	}
+	return 0;
+}
+
+static bool names_host(const data_source *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_machine_name_filter; i++)
+		if (!strcmp(d->machine_name_filter[i], PBTRACE_MACHINE_HOST))
+			return true;
+	return false;
+}
+
+/* traced's own sources read this machine's /proc: they do not follow a
+ * filter to other machines, and they do not stop for one either. */
+static void check_machines_own(const struct check *k, size_t ds,
+			       const data_source *d)
+{
+	if (!d->n_machine_name_filter || names_host(d))
+		return;
+	warn(k, d, "machine_name_filter", 0,
+	     "data_sources[%zu] \"%s\" has a machine_name_filter without \"host\": traced records it on this machine only and regardless of the filter; relayed machines send only linux.ftrace data",
+	     ds, d->config->name);
+}
+
 static int check_data_sources(const struct check *k)
 {
 	const pbt_trace_config *tc = k->c->tc;
@@ -393,6 +455,11 @@ static int check_data_sources(const struct check *k)
 				    tc->n_buffers == 1 ? "" : "s", tc->n_buffers - 1);
 		check_stray(k, i, dc);
 		check_stats(k, i, dc);
+		r = check_machine_names(k, i, ds);
+		if (r)
+			return r;
+		if (strcmp(dc->name, DS_FTRACE))
+			check_machines_own(k, i, ds);
 		if (!strcmp(dc->name, DS_FTRACE)) {
 			if (dc->ftrace_config) {
 				r = check_ftrace(k, i, dc->ftrace_config);
@@ -747,6 +814,90 @@ static int fill_buffer(struct pbt_config *c, struct pbt_buffer_spec *b,
 	return 0;
 }
 
+static int add_machine(struct pbt_buffer_spec *b, const char *m)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr_machines; i++)
+		if (!strcmp(b->machines[i], m))
+			return 0;
+	if (b->nr_machines >= PBTRACE_MAX_MACHINE_NAMES)
+		return -1;
+	b->machines[b->nr_machines++] = m;
+	return 0;
+}
+
+static bool is_ftrace_source(const ds_config *dc, uint32_t cfg_buf)
+{
+	const ftrace_config *fc = dc->ftrace_config;
+
+	return dc->target_buffer == cfg_buf && !strcmp(dc->name, DS_FTRACE) &&
+	       fc && (fc->n_ftrace_events || fc->n_syscall_events);
+}
+
+/* The machines one source records on: its filter, else this machine and,
+ * with trace_all_machines, every relayed one. */
+static int add_source_machines(const pbt_trace_config *tc,
+			       const data_source *d, struct pbt_buffer_spec *b)
+{
+	size_t i;
+	int r = 0;
+
+	if (!d->n_machine_name_filter)
+		return add_machine(b, PBTRACE_MACHINE_HOST) ||
+		       (tc->trace_all_machines &&
+			add_machine(b, PBTRACE_MACHINE_ANY)) ? -1 : 0;
+	for (i = 0; i < d->n_machine_name_filter && !r; i++)
+		r = add_machine(b, d->machine_name_filter[i]);
+	return r;
+}
+
+/*
+ * PBTRACE_A_BUFFER_MACHINES of config buffer cfg_buf: the union over its
+ * linux.ftrace sources. The kernel gives a buffer one event list, so every
+ * machine of the union records the events of every source: warned about
+ * when the sources name different machines.
+ */
+static int fill_machines(struct pbt_config *c, struct pbt_buffer_spec *b,
+			 uint32_t cfg_buf, char *err, size_t errlen)
+{
+	const pbt_trace_config *tc = c->tc;
+	struct pbt_buffer_spec one;
+	size_t i, sources = 0, narrower = 0;
+
+	b->nr_machines = 0;
+	for (i = 0; i < tc->n_data_sources; i++) {
+		const data_source *d = tc->data_sources[i];
+
+		if (!is_ftrace_source(d->config, cfg_buf))
+			continue;
+		sources++;
+		if (add_source_machines(tc, d, b)) {
+			snprintf(err, errlen, "buffers[%u]: its linux.ftrace sources name more than %d distinct machines: pbtrace takes at most %d per buffer; use trace_all_machines: true without filters, or split the sources over two buffers",
+				 cfg_buf, PBTRACE_MAX_MACHINE_NAMES,
+				 PBTRACE_MAX_MACHINE_NAMES);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < tc->n_data_sources; i++) {
+		const data_source *d = tc->data_sources[i];
+
+		if (!is_ftrace_source(d->config, cfg_buf))
+			continue;
+		one.nr_machines = 0;
+		(void)add_source_machines(tc, d, &one);	/* a subset: fits */
+		narrower += one.nr_machines < b->nr_machines;
+	}
+	if (sources > 1 && narrower)
+		add_warning(c, "buffers[%u]: its linux.ftrace sources name different machines; each of those machines records the events of all of them (one event list per buffer): give each its own buffer to keep them apart",
+			    cfg_buf);
+	/* Only this machine is what no attribute means: leave it out, so
+	 * an older module (no machine lists) takes the session too. */
+	if (b->nr_machines == 1 && !strcmp(b->machines[0], PBTRACE_MACHINE_HOST))
+		b->nr_machines = 0;
+	return 0;
+}
+
 int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		       uint32_t kbuf_to_cfg[PBTRACE_MAX_BUFFERS],
 		       unsigned int nr_cpus, char *err, size_t errlen)
@@ -780,6 +931,8 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		b->size_kb = bc->size_kb;
 		b->fill_policy = (uint32_t)bc->fill_policy;
 		r = fill_buffer(c, b, which[i], err, errlen);
+		if (!r)
+			r = fill_machines(c, b, which[i], err, errlen);
 		if (r)
 			return r;
 		if (kbuf_to_cfg)

@@ -311,11 +311,21 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 				return -EMSGSIZE;
 		nla_nest_end(msg, list);
 	}
+	if (b->nr_machines) {
+		list = nest_start(msg, PBTRACE_A_BUFFER_MACHINES);
+		if (!list)
+			return -EMSGSIZE;
+		for (i = 0; i < b->nr_machines && i < PBTRACE_MAX_MACHINE_NAMES; i++)
+			if (nla_put_string(msg, PBTRACE_A_MACHINE_NAME,
+					   b->machines[i]))
+				return -EMSGSIZE;
+		nla_nest_end(msg, list);
+	}
 	nla_nest_end(msg, buf);
 	return 0;
 }
 
-static int put_session(struct nl_msg *msg, const struct pbt_session_spec *s)
+int pbt_nl_put_session(struct nl_msg *msg, const struct pbt_session_spec *s)
 {
 	struct nlattr *bufs;
 	size_t i;
@@ -360,7 +370,7 @@ int pbt_nl_new_session(struct pbt_nl *nl, const struct pbt_session_spec *s,
 		set_err(nl, "out of memory");
 		return -ENOMEM;
 	}
-	if (put_session(msg, s)) {
+	if (pbt_nl_put_session(msg, s)) {
 		nlmsg_free(msg);
 		set_err(nl, "session description does not fit one netlink message");
 		return -EMSGSIZE;
@@ -447,6 +457,19 @@ static int parse_buffer_cpus(struct nlattr *nest, struct pbt_buffer_info *b)
 	return 0;
 }
 
+static void parse_buffer_machines(struct nlattr *nest,
+				  struct pbt_buffer_info *b)
+{
+	struct nlattr *a;
+	int rem;
+
+	nla_for_each_nested(a, nest, rem)
+		if (nla_type(a) == PBTRACE_A_MACHINE_NAME &&
+		    b->nr_machines < PBTRACE_MAX_MACHINE_NAMES)
+			nla_strlcpy(b->machines[b->nr_machines++], a,
+				    sizeof(b->machines[0]));
+}
+
 static uint32_t get_u32(struct nlattr *a)
 {
 	return a && nla_len(a) >= 4 ? nla_get_u32(a) : 0;
@@ -473,7 +496,48 @@ static int parse_buffer(struct nlattr *nest, struct pbt_buffer_info *b)
 		parse_buffer_pids(tb[PBTRACE_A_BUFFER_PIDS], b);
 	if (!ret && tb[PBTRACE_A_BUFFER_CPUS])
 		ret = parse_buffer_cpus(tb[PBTRACE_A_BUFFER_CPUS], b);
+	if (tb[PBTRACE_A_BUFFER_MACHINES])
+		parse_buffer_machines(tb[PBTRACE_A_BUFFER_MACHINES], b);
 	return ret;
+}
+
+/* One PBTRACE_A_MACHINE: its name and counters. An older or newer kernel
+ * may send a shorter or longer struct: copy what both know, zero the rest. */
+static void parse_machine(struct nlattr *nest, struct pbt_machine_info *m)
+{
+	struct nlattr *tb[PBTRACE_A_MAX + 1];
+	struct nlattr *st;
+
+	memset(m, 0, sizeof(*m));
+	if (nla_parse_nested(tb, PBTRACE_A_MAX, nest, NULL) < 0)
+		return;
+	if (tb[PBTRACE_A_MACHINE_NAME])
+		nla_strlcpy(m->name, tb[PBTRACE_A_MACHINE_NAME], sizeof(m->name));
+	st = tb[PBTRACE_A_MACHINE_STATS];
+	if (st)
+		memcpy(&m->st, nla_data(st),
+		       (size_t)nla_len(st) < sizeof(m->st) ? (size_t)nla_len(st) :
+							     sizeof(m->st));
+}
+
+static int parse_session_machines(struct nlattr *nest,
+				  struct pbt_session_info *s)
+{
+	struct nlattr *a;
+	size_t n = 0;
+	int rem;
+
+	nla_for_each_nested(a, nest, rem)
+		n += nla_type(a) == PBTRACE_A_MACHINE;
+	if (!n)
+		return 0;
+	s->machines = calloc(n, sizeof(*s->machines));
+	if (!s->machines)
+		return -ENOMEM;
+	nla_for_each_nested(a, nest, rem)
+		if (nla_type(a) == PBTRACE_A_MACHINE && s->nr_machines < n)
+			parse_machine(a, &s->machines[s->nr_machines++]);
+	return 0;
 }
 
 static int parse_session_info(struct nlattr **tb, struct pbt_session_info *s)
@@ -504,6 +568,14 @@ static int parse_session_info(struct nlattr **tb, struct pbt_session_info *s)
 		memcpy(s->config, nla_data(a), nla_len(a));
 		s->config_len = nla_len(a);
 	}
+	s->relay = tb[PBTRACE_A_SESSION_RELAY] &&
+		   nla_len(tb[PBTRACE_A_SESSION_RELAY]) >= 1 &&
+		   nla_get_u8(tb[PBTRACE_A_SESSION_RELAY]);
+	if (tb[PBTRACE_A_SESSION_MACHINES]) {
+		ret = parse_session_machines(tb[PBTRACE_A_SESSION_MACHINES], s);
+		if (ret)
+			return ret;
+	}
 	if (!tb[PBTRACE_A_SESSION_BUFFERS])
 		return 0;
 	nla_for_each_nested(a, tb[PBTRACE_A_SESSION_BUFFERS], rem) {
@@ -516,6 +588,20 @@ static int parse_session_info(struct nlattr **tb, struct pbt_session_info *s)
 			return ret;
 	}
 	return 0;
+}
+
+int pbt_nl_parse_session(struct nlmsghdr *nlh, struct pbt_session_info *s)
+{
+	struct nlattr *tb[PBTRACE_A_MAX + 1];
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	if (genlmsg_parse(nlh, 0, tb, PBTRACE_A_MAX, NULL) < 0)
+		return -EPROTO;
+	ret = parse_session_info(tb, s);
+	if (ret)
+		pbt_session_info_free(s);
+	return ret;
 }
 
 void pbt_session_info_free(struct pbt_session_info *s)
@@ -531,6 +617,7 @@ void pbt_session_info_free(struct pbt_session_info *s)
 	}
 	free(s->output);
 	free(s->config);
+	free(s->machines);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -41,6 +41,11 @@ struct pbt_buffer_spec {
 	size_t nr_events;
 	uint32_t pids[PBTRACE_MAX_PIDS];
 	size_t nr_pids;
+	/* PBTRACE_A_BUFFER_MACHINES: relayed machines' names,
+	 * PBTRACE_MACHINE_HOST, PBTRACE_MACHINE_ANY. None: this machine only
+	 * (and the attribute is not sent, so an older module still works). */
+	const char *machines[PBTRACE_MAX_MACHINE_NAMES];
+	size_t nr_machines;
 };
 
 struct pbt_session_spec {
@@ -66,6 +71,14 @@ struct pbt_buffer_info {
 	uint32_t pids[PBTRACE_MAX_PIDS];
 	size_t nr_cpus;
 	struct pbtrace_cpu_stats *cpus;	/* malloc'd, nr_cpus entries */
+	size_t nr_machines;		/* 0: this machine only */
+	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
+};
+
+/* One relayed machine's part in a session (PBTRACE_A_MACHINE). */
+struct pbt_machine_info {
+	char name[PBTRACE_NAME_MAX + 1];	/* HELLO names are up to 64 */
+	struct pbtrace_machine_stats st;
 };
 
 struct pbt_session_info {
@@ -78,6 +91,10 @@ struct pbt_session_info {
 	uint32_t daemon_pid;		/* registered traced, 0 if none */
 	size_t nr_buffers;
 	struct pbt_buffer_info buffers[PBTRACE_MAX_BUFFERS];
+	int relay;			/* PBTRACE_A_SESSION_RELAY: the guest
+					 * side of a host's session */
+	size_t nr_machines;
+	struct pbt_machine_info *machines;	/* malloc'd or NULL */
 };
 
 /* -ENOENT when no session has that id. */
@@ -114,5 +131,15 @@ struct pbt_notify {
 /* 1: *n filled, 0: nothing pending (non-blocking), -errno. -ENOBUFS means
  * notifications were lost: re-read state with pbt_nl_list_sessions. */
 int pbt_nl_next_notify(struct pbt_nl *nl, struct pbt_notify *n);
+
+/*
+ * The message halves, for the unit tests: the NEW_SESSION attributes of
+ * a spec, and a GET_SESSION reply (a whole generic netlink message) parsed
+ * into *out (free with pbt_session_info_free; freed on error).
+ */
+struct nl_msg;
+struct nlmsghdr;
+int pbt_nl_put_session(struct nl_msg *msg, const struct pbt_session_spec *s);
+int pbt_nl_parse_session(struct nlmsghdr *nlh, struct pbt_session_info *out);
 
 #endif /* PBT_GENL_H */

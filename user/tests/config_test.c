@@ -380,6 +380,198 @@ static void test_flags(void)
 	    "fill policy names");
 }
 
+/* The machine list of kernel buffer i is exactly want (NULL-terminated). */
+static bool machines_are(const struct pbt_buffer_spec *b,
+			 const char *const *want)
+{
+	size_t i, n = 0;
+
+	while (want[n])
+		n++;
+	if (b->nr_machines != n)
+		goto bad;
+	for (i = 0; i < n; i++)
+		if (strcmp(b->machines[i], want[i]))
+			goto bad;
+	return true;
+bad:
+	printf("# machines:");
+	for (i = 0; i < b->nr_machines; i++)
+		printf(" \"%s\"", b->machines[i]);
+	printf("\n");
+	return false;
+}
+
+/* Loads text, builds the spec for 2 CPUs; 0 or the error. */
+static int spec_of(const char *text, struct pbt_config *c,
+		   struct pbt_session_spec *spec, char *err, size_t errlen)
+{
+	int r = pbt_config_parse(text, strlen(text), "m.pbtx", PBT_CONFIG_AUTO,
+				 c, err, errlen);
+
+	return r ? r : pbt_config_to_spec(c, spec, NULL, 2, err, errlen);
+}
+
+#define FT_SRC(buf, filters) \
+	"data_sources { config { name: \"linux.ftrace\" target_buffer: " #buf \
+	" ftrace_config { ftrace_events: \"sched/sched_switch\" } } " filters " }\n"
+#define TWO_BUFS "buffers { size_kb: 1024 }\nbuffers { size_kb: 1024 }\n"
+
+struct machines_case {
+	const char *what;
+	const char *text;
+	const char *const want0[PBTRACE_MAX_MACHINE_NAMES + 1];
+	const char *const want1[PBTRACE_MAX_MACHINE_NAMES + 1];
+	const char *warning;	/* NULL: none about machines */
+};
+
+static const struct machines_case machines_cases[] = {
+	{ "no filter, no trace_all_machines: this machine only, no attribute",
+	  TWO_BUFS FT_SRC(0, "") FT_SRC(1, ""), { NULL }, { NULL }, NULL },
+	{ "trace_all_machines: host and every relayed machine",
+	  TWO_BUFS FT_SRC(0, "") "trace_all_machines: true\n",
+	  { "host", "*", NULL }, { NULL }, NULL },
+	{ "a filter wins over trace_all_machines, per source",
+	  TWO_BUFS FT_SRC(0, "machine_name_filter: \"guest2\"")
+	  FT_SRC(1, "") "trace_all_machines: true\n",
+	  { "guest2", NULL }, { "host", "*", NULL }, NULL },
+	{ "filter \"host\" only is this machine: no attribute",
+	  TWO_BUFS FT_SRC(0, "machine_name_filter: \"host\"")
+	  "trace_all_machines: true\n", { NULL }, { NULL }, NULL },
+	{ "host and a guest, duplicates once",
+	  TWO_BUFS FT_SRC(0, "machine_name_filter: \"host\" machine_name_filter: \"web 1\" machine_name_filter: \"host\""),
+	  { "host", "web 1", NULL }, { NULL }, NULL },
+	{ "two sources in one buffer: the union, with a warning",
+	  TWO_BUFS FT_SRC(1, "machine_name_filter: \"guest2\"") FT_SRC(1, ""),
+	  { "guest2", "host", NULL }, { NULL },
+	  "buffers[1]: its linux.ftrace sources name different machines" },
+	{ "two sources naming the same machines: no warning",
+	  TWO_BUFS FT_SRC(0, "machine_name_filter: \"a\"")
+	  FT_SRC(0, "machine_name_filter: \"a\""), { "a", NULL }, { NULL },
+	  NULL },
+};
+
+static bool no_machine_warning(const struct pbt_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_warnings; i++)
+		if (strstr(c->warnings[i], "machine")) {
+			printf("# unexpected: %s\n", c->warnings[i]);
+			return false;
+		}
+	return true;
+}
+
+static void test_machines(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(machines_cases) / sizeof(machines_cases[0]); i++) {
+		const struct machines_case *m = &machines_cases[i];
+		struct pbt_session_spec spec;
+		struct pbt_config c;
+		char err[512] = "";
+		int r = spec_of(m->text, &c, &spec, err, sizeof(err));
+		bool two = !r && spec.nr_buffers == 2;
+
+		tap(!r && machines_are(&spec.buffers[0], m->want0) &&
+		    (!two || machines_are(&spec.buffers[1], m->want1)) &&
+		    (m->warning ? has_warning(&c, m->warning) :
+				  no_machine_warning(&c)),
+		    "machines: %s (%s)", m->what, err);
+		pbt_config_free(&c);
+	}
+}
+
+static void test_machines_bad(void)
+{
+	static const struct bad cases[] = {
+		{ TWO_BUFS FT_SRC(0, "machine_name_filter: \"\""),
+		  "m.pbtx:3:140: data_sources[0] machine_name_filter[0] is empty: give a machine's name" },
+		{ TWO_BUFS FT_SRC(0, "machine_name_filter: \"host\" machine_name_filter: \"*\""),
+		  "m.pbtx:3:168: data_sources[0] machine_name_filter[1] \"*\" is not a machine name: leave the filter out and set trace_all_machines: true" },
+		{ TWO_BUFS FT_SRC(0, "machine_name_filter: \"a\\tb\""),
+		  "machine_name_filter[0] has byte 0x09: machine names are printable ASCII" },
+		{ TWO_BUFS FT_SRC(0, "machine_name_filter: \"0123456789012345678901234567890123456789012345678901234567890123\""),
+		  "machine_name_filter[0] is 64 characters: pbtrace matches names of at most 63" },
+		{ TWO_BUFS FT_SRC(0, "machine_name_filter: \"a\" machine_name_filter: \"b\" machine_name_filter: \"c\" machine_name_filter: \"d\" machine_name_filter: \"e\" machine_name_filter: \"f\" machine_name_filter: \"g\" machine_name_filter: \"h\" machine_name_filter: \"i\""),
+		  "data_sources[0] has 9 machine_name_filter entries: pbtrace takes at most 8 machines per buffer" },
+	};
+	static const char too_many[] = TWO_BUFS
+		FT_SRC(0, "machine_name_filter: \"a\" machine_name_filter: \"b\" machine_name_filter: \"c\" machine_name_filter: \"d\" machine_name_filter: \"e\"")
+		FT_SRC(0, "machine_name_filter: \"f\" machine_name_filter: \"g\" machine_name_filter: \"h\" machine_name_filter: \"host\"");
+	static const char own[] = TWO_BUFS FT_SRC(0, "")
+		"data_sources { config { name: \"linux.process_stats\" } machine_name_filter: \"guest2\" }\n"
+		"data_sources { config { name: \"linux.sys_stats\" } machine_name_filter: \"host\" }\n";
+	struct pbt_session_spec spec;
+	struct pbt_config c;
+	char err[512] = "";
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		r = pbt_config_parse(cases[i].text, strlen(cases[i].text),
+				     "m.pbtx", PBT_CONFIG_AUTO, &c, err, sizeof(err));
+		tap(r == -EINVAL && strstr(err, cases[i].words) && !c.tc,
+		    "machines refused: %s", cases[i].words);
+		if (r != -EINVAL || !strstr(err, cases[i].words))
+			printf("# got %d: %s\n", r, err);
+		pbt_config_free(&c);
+	}
+	r = spec_of(too_many, &c, &spec, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "buffers[0]: its linux.ftrace sources name more than 8 distinct machines") &&
+	    strstr(err, "split the sources over two buffers"),
+	    "9 machines over two sources of one buffer refused (%s)", err);
+	pbt_config_free(&c);
+	r = spec_of(own, &c, &spec, err, sizeof(err));
+	tap(!r && has_warning(&c, "m.pbtx:4:76: data_sources[1] \"linux.process_stats\" has a machine_name_filter without \"host\": traced records it on this machine only") &&
+	    c.nr_warnings == 1,
+	    "a filter on traced's own source warned about once, only without \"host\" (%s)",
+	    err);
+	pbt_config_free(&c);
+}
+
+/* Field numbers: Perfetto's protoc encodes the text, our subset decodes it
+ * with nothing unknown and the same machines. */
+static void test_machines_binary(void)
+{
+	static const char text[] =
+		"buffers { size_kb: 1024 }\n"
+		FT_SRC(0, "machine_name_filter: \"host\" machine_name_filter: \"guest2\"")
+		"buffers { size_kb: 1024 }\n"
+		FT_SRC(1, "")
+		"trace_all_machines: true\n";
+	char path[PATH_MAX], bin[PATH_MAX], err[512] = "";
+	struct pbt_session_spec spec;
+	struct pbt_config c;
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/machines.pbtx", tmp_dir);
+	snprintf(bin, sizeof(bin), "%s/machines.pb", tmp_dir);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	r = sh("protoc -I '%s' --encode=perfetto.protos.TraceConfig perfetto_config.proto < '%s' > '%s'",
+	       schema_dir, path, bin);
+	r = r ? r : pbt_config_load(bin, PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	tap(!r && c.format == PBT_CONFIG_BINARY && c.nr_warnings == 0 &&
+	    c.tc->trace_all_machines,
+	    "Perfetto's encoding of trace_all_machines and machine_name_filter has no field unknown to pbtrace (%s)",
+	    err);
+	if (r)
+		return;
+	r = pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && spec.nr_buffers == 2 &&
+	    machines_are(&spec.buffers[0], (const char *const[]){ "host", "guest2", NULL }) &&
+	    machines_are(&spec.buffers[1], (const char *const[]){ "host", "*", NULL }),
+	    "binary config: the same machine lists as text (%s)", err);
+	pbt_config_free(&c);
+}
+
 static void test_detect_and_io(void)
 {
 	static const char text[] = "duration_ms: 5\n# é\n";
@@ -411,6 +603,9 @@ int main(void)
 	test_spec_rules();
 	test_flags();
 	test_detect_and_io();
+	test_machines();
+	test_machines_bad();
+	test_machines_binary();
 	printf("1..%d\n", nr_tests);
 	if (!nr_failed)
 		sh("rm -rf '%s'", tmp_dir);
