@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * genl.c's message halves without a kernel: the NEW_SESSION attributes a
+ * spec becomes (read back with libnl's plain parser, as the kernel's
+ * nla_parse would see them) and GET_SESSION replies built here the way
+ * kmod/netlink.c lays them out (uapi pbtrace.h), parsed by genl.c.
+ * Prints TAP.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+
+#include "genl.h"
+#include "tap.h"
+
+#define FAMILY 0x20	/* any id: nothing is sent */
+
+static struct nl_msg *new_msg(int cmd)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (msg && !genlmsg_put(msg, 0, 0, FAMILY, 0, 0, cmd,
+				PBTRACE_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Buffer @i of a NEW_SESSION message: its attributes in tb. */
+static bool buffer_attrs(struct nl_msg *msg, int i,
+			 struct nlattr *tb[PBTRACE_A_MAX + 1])
+{
+	struct nlattr *top[PBTRACE_A_MAX + 1], *a;
+	int rem;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, top, PBTRACE_A_MAX, NULL) < 0 ||
+	    !top[PBTRACE_A_SESSION_BUFFERS])
+		return false;
+	nla_for_each_nested(a, top[PBTRACE_A_SESSION_BUFFERS], rem)
+		if (nla_type(a) == PBTRACE_A_BUFFER && !i--)
+			return nla_parse_nested(tb, PBTRACE_A_MAX, a, NULL) == 0;
+	return false;
+}
+
+/* The names in a PBTRACE_A_BUFFER_MACHINES nest, comma-joined. */
+static void names_of(struct nlattr *nest, char *out, size_t n)
+{
+	struct nlattr *a;
+	size_t len = 0;
+	int rem;
+
+	out[0] = '\0';
+	nla_for_each_nested(a, nest, rem) {
+		const char *s = nla_data(a);
+
+		/* NLA_NUL_STRING: the kernel wants the NUL inside. */
+		if (nla_type(a) != PBTRACE_A_MACHINE_NAME || !nla_len(a) ||
+		    s[nla_len(a) - 1])
+			snprintf(out + len, n - len, "%s<bad>", len ? "," : "");
+		else
+			snprintf(out + len, n - len, "%s%s", len ? "," : "", s);
+		len = strlen(out);
+	}
+}
+
+static void test_put_machines(void)
+{
+	struct pbt_session_spec spec = {
+		.name = "s", .nr_buffers = 2,
+		.buffers = {
+			{ .size_kb = 1024, .nr_events = 1,
+			  .events = { "sched/sched_switch" },
+			  .nr_machines = 3,
+			  .machines = { "host", "*", "web 1" } },
+			{ .size_kb = 1024, .nr_events = 1,
+			  .events = { "sched/sched_switch" } },
+		},
+	};
+	struct nlattr *tb[PBTRACE_A_MAX + 1];
+	struct nl_msg *msg = new_msg(PBTRACE_CMD_NEW_SESSION);
+	char names[256] = "";
+	int r;
+
+	r = msg ? pbt_nl_put_session(msg, &spec) : -ENOMEM;
+	tap(!r && buffer_attrs(msg, 0, tb) && tb[PBTRACE_A_BUFFER_MACHINES] &&
+	    (tb[PBTRACE_A_BUFFER_MACHINES]->nla_type & NLA_F_NESTED),
+	    "NEW_SESSION: buffer 0 carries PBTRACE_A_BUFFER_MACHINES, flagged nested");
+	if (!r && tb[PBTRACE_A_BUFFER_MACHINES])
+		names_of(tb[PBTRACE_A_BUFFER_MACHINES], names, sizeof(names));
+	tap(!strcmp(names, "host,*,web 1"),
+	    "NEW_SESSION: the names in order, NUL-terminated (%s)", names);
+	tap(!r && buffer_attrs(msg, 1, tb) && !tb[PBTRACE_A_BUFFER_MACHINES] &&
+	    tb[PBTRACE_A_BUFFER_EVENTS],
+	    "NEW_SESSION: no machines, no attribute (an older module takes it)");
+	nlmsg_free(msg);
+}
+
+static void put_stats(struct nl_msg *msg, const char *name,
+		      const struct pbtrace_machine_stats *st, int len)
+{
+	struct nlattr *m = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_MACHINE);
+
+	nla_put_string(msg, PBTRACE_A_MACHINE_NAME, name);
+	nla_put(msg, PBTRACE_A_MACHINE_STATS, len, st);
+	nla_nest_end(msg, m);
+}
+
+/* A GET_SESSION reply as kmod/netlink.c fills it for a host session with
+ * two relayed machines, one reported by an older (shorter) struct. */
+static struct nl_msg *reply(const struct pbtrace_machine_stats *a,
+			    const struct pbtrace_machine_stats *b, int relay)
+{
+	struct nl_msg *msg = new_msg(PBTRACE_CMD_GET_SESSION);
+	struct nlattr *n, *buf, *list;
+
+	if (!msg)
+		return NULL;
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, 7);
+	nla_put_string(msg, PBTRACE_A_SESSION_NAME, "mm");
+	nla_put_u32(msg, PBTRACE_A_SESSION_STATE, PBTRACE_STATE_STARTED);
+	if (relay)
+		nla_put_u8(msg, PBTRACE_A_SESSION_RELAY, 1);
+	n = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_SESSION_BUFFERS);
+	buf = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, 1024);
+	list = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER_MACHINES);
+	nla_put_string(msg, PBTRACE_A_MACHINE_NAME, "host");
+	nla_put_string(msg, PBTRACE_A_MACHINE_NAME, "*");
+	nla_nest_end(msg, list);
+	nla_nest_end(msg, buf);
+	nla_nest_end(msg, n);
+	if (a) {
+		n = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_SESSION_MACHINES);
+		put_stats(msg, "guest2", a, sizeof(*a));
+		/* Up to chunks_lost_relay: an older layout. */
+		put_stats(msg, "0123456789012345678901234567890123456789012345678901234567890123",
+			  b, 40);
+		nla_nest_end(msg, n);
+	}
+	return msg;
+}
+
+static void test_parse_machines(void)
+{
+	struct pbtrace_machine_stats a = {
+		.machine_id = 1, .connected = 1, .buffer = 0, .num_cpus = 2,
+		.chunks = 10, .bytes = 163840, .chunks_lost_relay = 1,
+		.chunks_dropped = 2, .guest_events_written = 5000,
+		.guest_events_lost = 3, .disconnects = 1, .gap_ns = 7000000,
+		.pings = 12, .rtt_ns = 250000, .offset_ns = -123456789,
+		.offset_spread_ns = 40000,
+	}, b = {
+		.machine_id = 2, .num_cpus = 1, .chunks = 4, .bytes = 99,
+		.chunks_lost_relay = 5, .chunks_dropped = 6, .pings = 77,
+	};
+	struct nl_msg *msg = reply(&a, &b, 0);
+	struct pbt_session_info s;
+	int r;
+
+	r = msg ? pbt_nl_parse_session(nlmsg_hdr(msg), &s) : -ENOMEM;
+	tap(!r && s.id == 7 && !s.relay && s.nr_buffers == 1 &&
+	    s.buffers[0].nr_machines == 2 &&
+	    !strcmp(s.buffers[0].machines[0], "host") &&
+	    !strcmp(s.buffers[0].machines[1], "*"),
+	    "GET_SESSION: buffer machines parsed (%d)", r);
+	tap(!r && s.nr_machines == 2 && !strcmp(s.machines[0].name, "guest2") &&
+	    !memcmp(&s.machines[0].st, &a, sizeof(a)),
+	    "GET_SESSION: a machine's name and every counter");
+	tap(!r && s.nr_machines == 2 && strlen(s.machines[1].name) == 64 &&
+	    s.machines[1].st.chunks_lost_relay == 5 &&
+	    s.machines[1].st.chunks_dropped == 0 && s.machines[1].st.pings == 0,
+	    "GET_SESSION: a 64-character name whole, a shorter struct zero-filled");
+	if (!r)
+		pbt_session_info_free(&s);
+	nlmsg_free(msg);
+
+	msg = reply(NULL, NULL, 1);
+	r = msg ? pbt_nl_parse_session(nlmsg_hdr(msg), &s) : -ENOMEM;
+	tap(!r && s.relay && s.nr_machines == 0 && !s.machines,
+	    "GET_SESSION: PBTRACE_A_SESSION_RELAY marks a relay session");
+	if (!r)
+		pbt_session_info_free(&s);
+	nlmsg_free(msg);
+}
+
+int main(void)
+{
+	test_put_machines();
+	test_parse_machines();
+	printf("1..%d\n", nr_tests);
+	return nr_failed ? 1 : 0;
+}
