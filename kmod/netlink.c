@@ -433,6 +433,8 @@ static int put_session(struct sk_buff *msg, struct pbt_session *s)
 	if (p->config_len &&
 	    nla_put(msg, PBTRACE_A_SESSION_CONFIG, p->config_len, p->config))
 		return -EMSGSIZE;
+	if (p->relay && nla_put_u8(msg, PBTRACE_A_SESSION_RELAY, 1))
+		return -EMSGSIZE;
 	nest = nla_nest_start(msg, PBTRACE_A_SESSION_BUFFERS);
 	if (!nest)
 		return -EMSGSIZE;

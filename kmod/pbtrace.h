@@ -79,6 +79,7 @@ struct pbt_session_params {
 	void *config;				/* kvmalloc'd; owned by session */
 	u32 config_len;
 	u32 nr_buffers;
+	bool relay;				/* relay.c records it for our host */
 	struct pbt_buffer_params buffers[PBTRACE_MAX_BUFFERS];
 };
 
