@@ -1,0 +1,386 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check a multi-machine pbtrace recording (multimachine_test.sh).
+
+Reads protoc's text decode of the file (Perfetto's own schema) one packet
+at a time and prints one "PASS name", "FAIL name: why" or "# note" line per
+check; multimachine_test.sh turns them into TAP.
+
+  mm_check.py all DECODED key=value...     the trace_all_machines session
+  mm_check.py hostonly DECODED             the machine_name_filter "host" one
+
+Keys for "all": name, sysname, release, machine (the guest's identity as
+it reported it), n (UDP rounds), ping_pid (the sender on the guest),
+echo_pid (the echo server on the host), udp_rtt_ns (the sender's median).
+
+Clock offsets are computed from the RemoteClockSync packets exactly as
+trace_processor does (ProtoTraceReader::CalculateClockOffsets): the
+synced_clocks of one packet are (client, host) snapshot pairs; each
+adjacent pair (ping, update) less than 30 s apart gives two estimates,
+(c1 + c2) / 2 - h1 and c2 - (h1 + h2) / 2, and the packet's offset is their
+average (client minus host, so host time = client time - offset). As in
+trace_processor, where the latest RemoteClockSync wins, an event uses the
+offset of the last packet whose first client BOOTTIME is not after it
+(the first packet's before that).
+"""
+import statistics
+import sys
+
+BOOTTIME = 6
+NR_SENDTO, NR_RECVFROM = 44, 45
+SEQ_ID_REMOTE_BASE, MAX_CPUS_REMOTE = 1 << 25, 8192
+SYNC_INTERVAL_NS = 30 * 1000000000
+
+
+def packets(path):
+    """Each top-level packet of a protoc text decode as nested dicts of lists."""
+    stack = None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if stack is None:
+                if line == 'packet {':
+                    stack = [{}]
+                elif line:
+                    raise ValueError('unexpected top-level line %r' % line)
+                continue
+            if line.endswith('{'):
+                node = {}
+                stack[-1].setdefault(line[:-1].strip(), []).append(node)
+                stack.append(node)
+            elif line == '}':
+                done = stack.pop()
+                if not stack:
+                    yield done
+                    stack = None
+            elif line:
+                key, _, val = line.partition(':')
+                val = val.strip()
+                if val.startswith('"'):
+                    val = val[1:-1]
+                elif val.lstrip('-').isdigit():
+                    val = int(val)
+                stack[-1].setdefault(key.strip(), []).append(val)
+    if stack is not None:
+        raise ValueError('decode ends inside a packet')
+
+
+def one(d, key, default=None):
+    v = d.get(key)
+    return v[0] if v else default
+
+
+def clocks(snapshot):
+    return {one(c, 'clock_id'): one(c, 'timestamp') for c in snapshot.get('clocks', [])}
+
+
+def tdiv(a, b):
+    """C++ integer division (truncates toward zero), as trace_processor's."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def tp_offset(sync):
+    """trace_processor's BOOTTIME offset (client - host) of one RemoteClockSync."""
+    snaps = []
+    for sc in sync.get('synced_clocks', []):
+        host = clocks(one(sc, 'host_clocks', {}))
+        client = clocks(one(sc, 'client_clocks', {}))
+        snaps.append((host.get(BOOTTIME, 0), client.get(BOOTTIME, 0)))
+    raw = []
+    for i in range(1, len(snaps)):
+        (h1, c1), (h2, c2) = snaps[i - 1], snaps[i]
+        if c2 - c1 >= SYNC_INTERVAL_NS:
+            continue
+        if not (h1 and c1 and h2 and c2):
+            continue
+        raw.append(tdiv(c1 + c2, 2) - h1)
+        raw.append(c2 - tdiv(h1 + h2, 2))
+    if not raw:
+        return None
+    return tdiv(sum(raw), len(raw))
+
+
+def ntp_round(sync):
+    """(t1, t2, t3, t4, rtt, ntp offset) of a one-round RemoteClockSync, or None.
+
+    pbtrace writes a round as (client t1, host t2), (client t4, host t3).
+    """
+    s = sync.get('synced_clocks', [])
+    if len(s) != 2:
+        return None
+    t1 = clocks(one(s[0], 'client_clocks', {})).get(BOOTTIME)
+    t2 = clocks(one(s[0], 'host_clocks', {})).get(BOOTTIME)
+    t4 = clocks(one(s[1], 'client_clocks', {})).get(BOOTTIME)
+    t3 = clocks(one(s[1], 'host_clocks', {})).get(BOOTTIME)
+    if None in (t1, t2, t3, t4):
+        return None
+    return t1, t2, t3, t4, (t4 - t1) - (t3 - t2), ((t1 - t2) + (t4 - t3)) / 2
+
+
+class Trace:
+    """What the checks need, gathered in one pass over the decode."""
+
+    def __init__(self, path):
+        self.machines = {}        # machine_id (None = host) -> packet count
+        self.events = {}          # machine_id -> event count
+        self.kinds = {}           # machine_id -> set of event kinds
+        self.bad_seq = []         # relayed bundles with a foreign sequence id
+        self.sysinfo = {}         # machine_id -> [system_info]
+        self.syncs = {}           # machine_id -> [remote_clock_sync]
+        self.snapshots = {}       # machine_id -> clock_snapshot count
+        self.stats = {}           # machine_id -> [trace_stats]
+        self.span = {}            # machine_id -> [first, last] event timestamp
+        self.sys = {}             # (machine_id, pid) -> [(ts, kind, id, ret)]
+        for p in packets(path):
+            self.add(p)
+
+    def add(self, p):
+        m = one(p, 'machine_id')
+        self.machines[m] = self.machines.get(m, 0) + 1
+        for key, table in (('system_info', self.sysinfo),
+                           ('remote_clock_sync', self.syncs),
+                           ('trace_stats', self.stats)):
+            if key in p:
+                table.setdefault(m, []).append(p[key][0])
+        if 'clock_snapshot' in p:
+            self.snapshots[m] = self.snapshots.get(m, 0) + 1
+        for bundle in p.get('ftrace_events', []):
+            self.add_bundle(m, p, bundle)
+
+    def add_bundle(self, m, p, bundle):
+        cpu = one(bundle, 'cpu')
+        if m is not None and one(p, 'trusted_packet_sequence_id') != \
+                SEQ_ID_REMOTE_BASE + m * MAX_CPUS_REMOTE + (cpu or 0):
+            self.bad_seq.append((m, cpu, one(p, 'trusted_packet_sequence_id')))
+        kinds = self.kinds.setdefault(m, set())
+        span = self.span.setdefault(m, [None, None])
+        for ev in bundle.get('event', []):
+            self.events[m] = self.events.get(m, 0) + 1
+            ts = one(ev, 'timestamp')
+            kind = next((k for k in ev if k not in ('timestamp', 'pid')), None)
+            kinds.add(kind)
+            if ts is not None:
+                span[0] = ts if span[0] is None else min(span[0], ts)
+                span[1] = ts if span[1] is None else max(span[1], ts)
+            if kind in ('sys_enter', 'sys_exit'):
+                f = ev[kind][0]
+                self.sys.setdefault((m, one(ev, 'pid')), []).append(
+                    (ts, kind, one(f, 'id'), one(f, 'ret')))
+
+
+class Checks:
+    def __init__(self):
+        self.failed = 0
+
+    def check(self, name, ok, why=''):
+        if ok:
+            print('PASS ' + name)
+        else:
+            self.failed += 1
+            print('FAIL %s: %s' % (name, why))
+
+    @staticmethod
+    def note(text):
+        print('# ' + text)
+
+
+def guest_of(t):
+    ids = [m for m in t.machines if m is not None]
+    return ids[0] if len(ids) == 1 else None
+
+
+def check_machines(c, t):
+    ids = sorted(m for m in t.machines if m is not None)
+    c.note('packets per machine: %s' % ', '.join(
+        '%s=%d' % ('host' if m is None else 'machine %d' % m, n)
+        for m, n in sorted(t.machines.items(), key=lambda x: x[0] or 0)))
+    c.check('two machines: host packets without machine_id, guest packets with one id',
+            None in t.machines and len(ids) == 1, 'machine ids %s, host packets %d' % (
+                ids, t.machines.get(None, 0)))
+    c.check('the guest\'s machine_id is non-zero', ids and ids[0] != 0, str(ids))
+
+
+def check_identity(c, t, m, want):
+    infos = t.sysinfo.get(m, [])
+    c.check('one system_info stamped with the guest\'s machine_id', len(infos) == 1,
+            '%d found' % len(infos))
+    if not infos:
+        return
+    si = infos[0]
+    uts = one(si, 'utsname', {})
+    got = {'name': one(si, 'machine_name'), 'sysname': one(uts, 'sysname'),
+           'release': one(uts, 'release'), 'machine': one(uts, 'machine')}
+    for key in ('name', 'sysname', 'release', 'machine'):
+        c.check('guest system_info %s is %r' % (key, want.get(key)),
+                got[key] == want.get(key), 'got %r' % got[key])
+    c.check('guest system_info num_cpus > 0', (one(si, 'num_cpus') or 0) > 0,
+            str(one(si, 'num_cpus')))
+
+
+def check_events(c, t, m):
+    for who, mid in (('host', None), ('guest', m)):
+        kinds = t.kinds.get(mid, set())
+        c.note('%s: %d events, kinds %s' % (who, t.events.get(mid, 0), sorted(kinds - {None})))
+        c.check('%s events: sched_switch, sys_enter and sys_exit' % who,
+                {'sched_switch', 'sys_enter', 'sys_exit'} <= kinds,
+                'kinds %s' % sorted(kinds - {None}))
+    c.check('guest bundles carry sequence id REMOTE_BASE + machine * 8192 + cpu',
+            not t.bad_seq and m in t.kinds, 'bad: %s' % t.bad_seq[:4])
+    c.check('a clock_snapshot stamped with the guest\'s machine_id',
+            t.snapshots.get(m, 0) >= 1, '%d' % t.snapshots.get(m, 0))
+
+
+def sync_table(c, t, m):
+    """[(first client BOOTTIME, tp offset, round)] of the guest, in time order."""
+    syncs = t.syncs.get(m, [])
+    c.check('at least two RemoteClockSync packets for the guest', len(syncs) >= 2,
+            '%d' % len(syncs))
+    table, bad = [], []
+    for s in syncs:
+        r, off = ntp_round(s), tp_offset(s)
+        if r is None or off is None or not (r[0] < r[3] and r[1] <= r[2]) or r[4] < 0:
+            bad.append(s)
+            continue
+        table.append((r[0], off, r))
+    c.check('every RemoteClockSync is one ordered round: client t1 < t4, host t2 <= t3',
+            syncs and not bad, '%d of %d malformed' % (len(bad), len(syncs)))
+    table.sort(key=lambda x: x[0])
+    if table:
+        offs = [x[1] for x in table]
+        rtts = [x[2][4] for x in table]
+        ntp = [x[2][5] for x in table]
+        best = min(table, key=lambda x: x[2][4])
+        c.note('clock sync: %d rounds, RTT min %d / median %d / max %d ns' % (
+            len(table), min(rtts), statistics.median(rtts), max(rtts)))
+        c.note('offset (guest - host BOOTTIME, trace_processor): first %d, last %d, '
+               'spread %d ns; at min RTT %d ns; NTP midpoint at min RTT %d ns' % (
+                   offs[0], offs[-1], max(offs) - min(offs), best[1], best[2][5]))
+        c.note('trace_processor minus NTP midpoint: median %d ns' % statistics.median(
+            [a - b for a, b in zip(offs, ntp)]))
+    return table
+
+
+def offset_at(table, ts):
+    off = table[0][1]
+    for first, o, _ in table:
+        if first > ts:
+            break
+        off = o
+    return off
+
+
+def calls(t, m, pid, kind, nr):
+    """Timestamps of pid's kind(nr) events; recvfrom exits only if data came."""
+    return [ts for ts, k, i, ret in sorted(t.sys.get((m, pid), []))
+            if k == kind and i == nr and (kind == 'sys_enter' or (ret or 0) > 0)]
+
+
+def check_causality(c, t, m, table, info):
+    n = int(info['n'])
+    ping, echo = int(info['ping_pid']), int(info['echo_pid'])
+    g_send = calls(t, m, ping, 'sys_enter', NR_SENDTO)
+    g_recv = calls(t, m, ping, 'sys_exit', NR_RECVFROM)
+    h_recv = calls(t, None, echo, 'sys_exit', NR_RECVFROM)
+    h_send = calls(t, None, echo, 'sys_enter', NR_SENDTO)
+    counts = (len(g_send), len(h_recv), len(h_send), len(g_recv))
+    c.check('N sendto/recvfrom of each side in the trace (guest send, host recv, '
+            'host send, guest recv)', counts == (n,) * 4, '%s, N = %d' % (counts, n))
+    if not table or min(counts) == 0 or len(set(counts)) != 1:
+        c.check('causality: every receive later than its send', False,
+                'not checked: needs the clock syncs and N matched syscalls')
+        return
+    def conv(ts):
+        return ts - offset_at(table, ts)
+    up = [hr - conv(gs) for gs, hr in zip(g_send, h_recv)]
+    down = [conv(gr) - hs for hs, gr in zip(h_send, g_recv)]
+    rtt = [gr - gs for gs, gr in zip(g_send, g_recv)]
+    bad_up = [(i, d) for i, d in enumerate(up) if d <= 0]
+    bad_down = [(i, d) for i, d in enumerate(down) if d <= 0]
+    c.note('UDP one-way delays: guest->host min %d / median %d ns, '
+           'host->guest min %d / median %d ns; RTT (guest clock) median %d ns' % (
+               min(up), statistics.median(up), min(down), statistics.median(down),
+               statistics.median(rtt)))
+    c.check('causality: each host recvfrom returns after the guest\'s sendto (%d rounds)' % n,
+            not bad_up, '%d rounds backwards, first %s' % (len(bad_up), bad_up[:3]))
+    c.check('causality: each guest recvfrom returns after the host\'s sendto (%d rounds)' % n,
+            not bad_down, '%d rounds backwards, first %s' % (len(bad_down), bad_down[:3]))
+    # The round trip seen by the guest alone needs no offset; the one-way
+    # delays the offset implies must each fit inside it.
+    bad = [i for i in range(n) if not (0 < up[i] < rtt[i] and 0 < down[i] < rtt[i])]
+    c.check('one-way delays each shorter than their round trip', not bad,
+            '%d rounds: %s' % (len(bad), [(up[i], down[i], rtt[i]) for i in bad[:3]]))
+    # The echo gives its own NTP estimate of the offset per round, good to
+    # half that round's RTT; each RemoteClockSync is good to half the ping
+    # RTT. Both measure the same clocks, so they must agree within the sum.
+    udp_off = [((gs - hr) + (gr - hs)) / 2 for gs, hr, hs, gr in
+               zip(g_send, h_recv, h_send, g_recv)]
+    med_udp = statistics.median(udp_off)
+    rec = statistics.median([offset_at(table, gs) for gs in g_send])
+    ping_rtt = max(x[2][4] for x in table)
+    bound = (ping_rtt + statistics.median(rtt)) / 2
+    c.note('offset: recorded %d ns, from the UDP echo %d ns, bound %d ns' % (
+        rec, med_udp, bound))
+    c.check('offset implied by the UDP echo agrees with the recorded one within '
+            '(ping RTT + UDP RTT) / 2', abs(rec - med_udp) <= bound,
+            'differ by %d ns, bound %d' % (abs(rec - med_udp), bound))
+
+
+def check_timeline(c, t, m, table):
+    hs, gs = t.span.get(None), t.span.get(m)
+    if not (table and hs and gs and None not in hs + gs):
+        c.check('guest events land inside the host\'s recording span', False, 'no events')
+        return
+    lo, hi = gs[0] - offset_at(table, gs[0]), gs[1] - offset_at(table, gs[1])
+    c.note('host events %d..%d, guest events on the host timeline %d..%d' % (
+        hs[0], hs[1], lo, hi))
+    c.check('guest events land inside the host\'s recording span (1 s slack)',
+            lo >= hs[0] - 10**9 and hi <= hs[1] + 10**9,
+            'guest %d..%d, host %d..%d' % (lo, hi, hs[0], hs[1]))
+
+
+def check_all(path, info):
+    c = Checks()
+    t = Trace(path)
+    check_machines(c, t)
+    m = guest_of(t)
+    if m is None:
+        c.check('guest data present', False, 'no relayed machine: later checks skipped')
+        return c.failed
+    check_identity(c, t, m, info)
+    check_events(c, t, m)
+    table = sync_table(c, t, m)
+    check_causality(c, t, m, table, info)
+    check_timeline(c, t, m, table)
+    for mid, stats in sorted(t.stats.items(), key=lambda x: x[0] or 0):
+        c.note('trace_stats of %s: %d packets' % (
+            'host' if mid is None else 'machine %d' % mid, len(stats)))
+    return c.failed
+
+
+def check_hostonly(path):
+    c = Checks()
+    t = Trace(path)
+    ids = sorted(m for m in t.machines if m is not None)
+    c.check('machine_name_filter "host": no packet carries a machine_id', not ids,
+            'machine ids %s' % ids)
+    c.check('machine_name_filter "host": no RemoteClockSync', not t.syncs,
+            '%d' % sum(len(v) for v in t.syncs.values()))
+    kinds = t.kinds.get(None, set())
+    c.check('machine_name_filter "host": the host\'s sched and syscall events are there',
+            {'sched_switch', 'sys_enter'} <= kinds, 'kinds %s' % sorted(kinds - {None}))
+    return c.failed
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == 'all':
+        info = dict(a.split('=', 1) for a in argv[3:])
+        return 1 if check_all(argv[2], info) else 0
+    if len(argv) == 3 and argv[1] == 'hostonly':
+        return 1 if check_hostonly(argv[2]) else 0
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network helper of multimachine_test.sh: the two guests' barriers and the
+ * UDP echo whose syscalls the causality check reads from the trace.
+ *
+ *   mm_net wait PORT SECS            TCP: accept one peer, print the line it
+ *                                    sent; exit 1 if none came within SECS
+ *   mm_net tell ADDR PORT SECS MSG   TCP: connect (retrying until SECS, the
+ *                                    peer may not listen yet), send MSG
+ *   mm_net echo PORT N SECS          UDP: send each of N datagrams back to
+ *                                    its sender (recvfrom, then sendto)
+ *   mm_net ping ADDR PORT N GAP_MS   UDP: N rounds of sendto, then recvfrom
+ *                                    of the echo, GAP_MS apart
+ *
+ * echo and ping print key=value lines (pid, rounds, RTTs) for the test.
+ * Both use exactly one sendto and one recvfrom per datagram, so the i-th
+ * sendto of one side pairs with the i-th recvfrom of the other; every
+ * datagram carries its round number and the echo is checked against it,
+ * so a lost or reordered datagram fails the run instead of mispairing.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A lost echo under TCG is late by milliseconds, never by seconds. */
+#define ECHO_TIMEOUT_S 5
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: mm_net wait PORT SECS\n"
+		"       mm_net tell ADDR PORT SECS MSG\n"
+		"       mm_net echo PORT N SECS\n"
+		"       mm_net ping ADDR PORT N GAP_MS\n");
+	exit(2);
+}
+
+static long num(const char *s, const char *what)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *s == '\0' || *end != '\0' || v < 0) {
+		fprintf(stderr, "mm_net: %s '%s' is not a number >= 0\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct sockaddr_in addr_of(const char *ip, long port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	a.sin_port = htons((uint16_t)port);
+	if (!ip)
+		a.sin_addr.s_addr = htonl(INADDR_ANY);
+	else if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
+		fprintf(stderr, "mm_net: '%s' is not an IPv4 address\n", ip);
+		exit(2);
+	}
+	return a;
+}
+
+static void set_timeout(int fd, long secs)
+{
+	struct timeval tv = { .tv_sec = secs };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static int bound_socket(int type, long port)
+{
+	struct sockaddr_in a = addr_of(NULL, port);
+	int one = 1, fd = socket(AF_INET, type, 0);
+
+	if (fd < 0) {
+		perror("mm_net: socket");
+		exit(1);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "mm_net: bind port %ld: %s\n", port, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static int do_wait(long port, long secs)
+{
+	int fd = bound_socket(SOCK_STREAM, port), c;
+	char line[512];
+	ssize_t n;
+
+	if (listen(fd, 4)) {
+		perror("mm_net: listen");
+		return 1;
+	}
+	set_timeout(fd, secs);	/* accept() honours SO_RCVTIMEO */
+	c = accept(fd, NULL, NULL);
+	if (c < 0) {
+		fprintf(stderr, "mm_net: nobody connected to port %ld within %ld s\n",
+			port, secs);
+		return 1;
+	}
+	set_timeout(c, secs);
+	n = read(c, line, sizeof(line) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "mm_net: the peer on port %ld sent nothing\n", port);
+		return 1;
+	}
+	line[n] = '\0';
+	fputs(line, stdout);
+	if (line[n - 1] != '\n')
+		putchar('\n');
+	return 0;
+}
+
+static int do_tell(const char *ip, long port, long secs, const char *msg)
+{
+	struct sockaddr_in a = addr_of(ip, port);
+	uint64_t until = now_ns() + (uint64_t)secs * 1000000000ull;
+	char line[512];
+	int fd, len;
+
+	len = snprintf(line, sizeof(line), "%s\n", msg);
+	if (len < 0 || (size_t)len >= sizeof(line)) {
+		fprintf(stderr, "mm_net: message too long\n");
+		return 2;
+	}
+	for (;;) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0) {
+			perror("mm_net: socket");
+			return 1;
+		}
+		set_timeout(fd, 5);
+		if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
+			break;
+		close(fd);
+		if (now_ns() > until) {
+			fprintf(stderr, "mm_net: %s:%ld did not accept within %ld s\n",
+				ip, port, secs);
+			return 1;
+		}
+		usleep(100 * 1000);
+	}
+	if (write(fd, line, len) != len) {
+		perror("mm_net: write");
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int do_echo(long port, long n, long secs)
+{
+	int fd = bound_socket(SOCK_DGRAM, port);
+	struct sockaddr_in from;
+	socklen_t flen;
+	uint32_t buf[16];
+	long i;
+
+	printf("pid=%d\n", getpid());
+	fflush(stdout);
+	set_timeout(fd, secs);
+	for (i = 0; i < n; i++) {
+		ssize_t r;
+
+		flen = sizeof(from);
+		r = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
+		if (r < 0) {
+			fprintf(stderr, "mm_net: echo: datagram %ld of %ld: %s\n",
+				i, n, strerror(errno));
+			break;
+		}
+		if (sendto(fd, buf, r, 0, (struct sockaddr *)&from, flen) != r) {
+			fprintf(stderr, "mm_net: echo: sendto: %s\n", strerror(errno));
+			break;
+		}
+	}
+	printf("echoed=%ld\n", i);
+	return i == n ? 0 : 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One round: sendto round number i, recvfrom its echo; 0 or a reason. */
+static const char *ping_round(int fd, const struct sockaddr_in *to, uint32_t i)
+{
+	uint32_t buf[16] = { i }, back[16];
+	ssize_t r;
+
+	if (sendto(fd, buf, sizeof(buf), 0, (const struct sockaddr *)to,
+		   sizeof(*to)) != sizeof(buf))
+		return "sendto failed";
+	r = recvfrom(fd, back, sizeof(back), 0, NULL, NULL);
+	if (r < 0)
+		return errno == EAGAIN ? "no echo within 5 s" : "recvfrom failed";
+	if (r != sizeof(back) || back[0] != i)
+		return "echo is not this round's datagram";
+	return NULL;
+}
+
+static int do_ping(const char *ip, long port, long n, long gap_ms)
+{
+	struct sockaddr_in to = addr_of(ip, port);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	uint64_t *rtt = calloc(n ? n : 1, sizeof(*rtt));
+	const char *why = NULL;
+	long i;
+
+	if (fd < 0 || !rtt) {
+		perror("mm_net: ping");
+		return 1;
+	}
+	printf("pid=%d\n", getpid());
+	fflush(stdout);
+	set_timeout(fd, ECHO_TIMEOUT_S);
+	for (i = 0; i < n && !why; i++) {
+		uint64_t t0 = now_ns();
+
+		why = ping_round(fd, &to, (uint32_t)i);
+		rtt[i] = now_ns() - t0;
+		if (gap_ms)
+			usleep(gap_ms * 1000);
+	}
+	if (why) {
+		fprintf(stderr, "mm_net: ping: round %ld of %ld: %s\n", i - 1, n, why);
+		printf("rounds=%ld\n", i - 1);
+		return 1;
+	}
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	printf("rounds=%ld\n", n);
+	if (n)
+		printf("rtt_min_ns=%llu\nrtt_median_ns=%llu\nrtt_max_ns=%llu\n",
+		       (unsigned long long)rtt[0], (unsigned long long)rtt[n / 2],
+		       (unsigned long long)rtt[n - 1]);
+	free(rtt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "wait"))
+		return do_wait(num(argv[2], "PORT"), num(argv[3], "SECS"));
+	if (argc == 6 && !strcmp(argv[1], "tell"))
+		return do_tell(argv[2], num(argv[3], "PORT"), num(argv[4], "SECS"),
+			       argv[5]);
+	if (argc == 5 && !strcmp(argv[1], "echo"))
+		return do_echo(num(argv[2], "PORT"), num(argv[3], "N"),
+			       num(argv[4], "SECS"));
+	if (argc == 6 && !strcmp(argv[1], "ping"))
+		return do_ping(argv[2], num(argv[3], "PORT"), num(argv[4], "N"),
+			       num(argv[5], "GAP_MS"));
+	usage();
+	return 2;
+}
