@@ -182,6 +182,7 @@ write_configs() {
 	  ftrace_config { $EVENTS } } }
 	trace_all_machines: true
 	flush_period_ms: 1000
+	duration_ms: 3000
 	EOF
 }
 
