@@ -377,7 +377,7 @@ static void wake_readers(struct irq_work *work)
 	wake_up_interruptible(b->wq);
 }
 
-/* Seal this CPU's open chunk if it holds events; irqs off or CPU offline. */
+/* Seal a CPU's open chunk if it holds events; no probe may write it now. */
 static void flush_cpu(struct pbt_buffer *b, u32 cpu)
 {
 	struct pbt_writer *w = &b->w[cpu];
@@ -392,6 +392,12 @@ static void flush_ipi(void *info)
 	flush_cpu(info, smp_processor_id());
 }
 
+/*
+ * A started buffer's open chunk belongs to the probe of its CPU, so it is
+ * sealed there, with irqs off. Once deactivated (and the probes synced, see
+ * pbtrace.h) no probe writes any more: every CPU is sealed from here,
+ * without waiting on other CPUs.
+ */
 void pbt_buffer_flush(struct pbt_buffer *b)
 {
 	u32 cpu;
@@ -400,11 +406,11 @@ void pbt_buffer_flush(struct pbt_buffer *b)
 	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
 		if (!cpu_possible(cpu))
 			continue;
-		/* On its own CPU with irqs off, so it cannot race a probe. */
-		if (cpu_online(cpu))
+		if (b->active && cpu_online(cpu)) {
 			smp_call_function_single(cpu, flush_ipi, b, 1);
-		else
+		} else {
 			flush_cpu(b, cpu);
+		}
 		WRITE_ONCE(b->stats[cpu].online, cpu_online(cpu));
 	}
 	cpus_read_unlock();
@@ -554,7 +560,10 @@ u32 pbt_buffer_nr_chunks(struct pbt_buffer *b)
 	return b->nr_cpus * b->chunks_per_cpu;
 }
 
-/* The sealed chunk with the lowest seq, or -1. */
+/*
+ * The sealed chunk with the lowest seq, or -1. A scan of every chunk: a
+ * 1 GiB buffer of 4 KiB chunks has 256 Ki of them, so let others run.
+ */
 static int oldest_sealed(struct pbt_buffer *b, u64 *seq)
 {
 	u32 i, n = pbt_buffer_nr_chunks(b);
@@ -564,6 +573,9 @@ static int oldest_sealed(struct pbt_buffer *b, u64 *seq)
 	for (i = 0; i < n; i++) {
 		struct pbtrace_chunk_meta *m = &b->meta[i];
 		u64 s;
+
+		if ((i & 4095) == 4095)
+			cond_resched();
 
 		/* Acquire: pairs with seal_chunk(), so seq is the sealed one. */
 		if (smp_load_acquire(&m->state) != PBTRACE_CHUNK_SEALED)
