@@ -798,3 +798,34 @@ int pbt_pkt_trace_stats(struct pbt_seq *s, const struct pbt_buffer_stats *b,
 	p.trace_stats = &ts;
 	return pack(s, &p, r);
 }
+
+/*
+ * One relayed machine's loss, as a trace_stats packet stamped with its
+ * machine_id (docs/traced.md has the mapping): its stream into the
+ * session is one buffer whose writer is the machine's relay.
+ */
+int pbt_pkt_machine_stats(struct pbt_seq *s,
+			  const struct pbtrace_machine_stats *m,
+			  struct pbt_rec *r)
+{
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	Perfetto__Protos__TraceStats ts = PERFETTO__PROTOS__TRACE_STATS__INIT;
+	Perfetto__Protos__TraceStats__BufferStats bs;
+	Perfetto__Protos__TraceStats__BufferStats *bsp = &bs;
+
+	if (!m->machine_id)
+		return -EINVAL;	/* 0 would say "the host" */
+	perfetto__protos__trace_stats__buffer_stats__init(&bs);
+	SET(&bs, bytes_written, m->bytes);
+	SET(&bs, chunks_written, m->chunks);
+	SET(&bs, chunks_discarded, m->chunks_dropped);
+	SET(&bs, trace_writer_packet_loss, m->chunks_lost_relay);
+	ts.n_buffer_stats = 1;
+	ts.buffer_stats = &bsp;
+	SET(&ts, producers_connected, m->connected ? 1 : 0);
+	SET(&ts, producers_seen, m->disconnects + (m->connected ? 1 : 0));
+	SET(&p, machine_id, m->machine_id);
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS;
+	p.trace_stats = &ts;
+	return pack(s, &p, r);
+}

@@ -78,6 +78,12 @@ int pbt_pkt_trace_stats(struct pbt_seq *s, const struct pbt_buffer_stats *b,
 			size_t n, uint64_t flushes_requested,
 			uint64_t flushes_succeeded, struct pbt_rec *r);
 
+/* A relayed machine's counters as trace_stats with its machine_id
+ * (-EINVAL for machine_id 0, which would mean this machine). */
+int pbt_pkt_machine_stats(struct pbt_seq *s,
+			  const struct pbtrace_machine_stats *m,
+			  struct pbt_rec *r);
+
 /* CLOCK_BOOTTIME in ns. */
 uint64_t pbt_boottime_ns(void);
 

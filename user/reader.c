@@ -5,6 +5,7 @@
  * counters straight from the read-only mapping.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -161,6 +162,29 @@ int pbt_reader_put(struct pbt_reader *r, const struct pbtrace_chunk_req *req)
 
 	if (ioctl(r->fd, PBTRACE_IOC_PUT_CHUNK, &put) < 0)
 		return -errno;
+	return 0;
+}
+
+int pbt_reader_read_remote(struct pbt_reader *r, void *buf, size_t size,
+			   size_t *len, int *eof)
+{
+	struct pbtrace_remote_read rr = {
+		.buf = (uintptr_t)buf,
+		.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+	};
+
+	*len = 0;
+	*eof = 0;
+	if (size < PBTRACE_REMOTE_READ_MIN)
+		return -EINVAL;
+	if (ioctl(r->fd, PBTRACE_IOC_READ_REMOTE, &rr) < 0)
+		return errno == EINVAL ? -ENOTTY : -errno;
+	/* Trusted, but a length past the buffer must not become a wild write
+	 * to the file. */
+	if (rr.len > rr.size)
+		return -EPROTO;
+	*len = rr.len;
+	*eof = !!(rr.flags & PBTRACE_REMOTE_EOF);
 	return 0;
 }
 

@@ -69,6 +69,18 @@ int pbt_reader_fd(const struct pbt_reader *r);
 void pbt_reader_stats(const struct pbt_reader *r, int cpu,
 		      struct pbtrace_cpu_stats *out);
 
+/*
+ * What relayed machines sent for this buffer (PBTRACE_IOC_READ_REMOTE):
+ * whole Trace.packet records, already stamped by the kernel, into @buf
+ * (@size >= PBTRACE_REMOTE_READ_MIN). Returns 0 with *len bytes and
+ * *eof set once nothing more will come, -EAGAIN when nothing is queued
+ * yet, -ENOTTY when the module predates READ_REMOTE (it returns ENOTTY or
+ * EINVAL for an unknown ioctl: both read as "no remote data"), another
+ * -errno on error.
+ */
+int pbt_reader_read_remote(struct pbt_reader *r, void *buf, size_t size,
+			   size_t *len, int *eof);
+
 /* Unmap and close; chunks still held go back to the kernel as unread. */
 void pbt_reader_close(struct pbt_reader *r);
 

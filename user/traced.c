@@ -41,6 +41,9 @@
 #define MIN_STATS_PERIOD_MS 10
 #define FINAL_RESERVE 8192		/* room kept for the closing packets */
 #define DUP_WINDOW (4u << 20)		/* tail searched for a re-read chunk */
+#define REMOTE_PERIOD_MS 250		/* relayed machines' queue, while running */
+#define REMOTE_EOF_WAIT_MS 3000		/* at stop; the kernel gives up after 2 s */
+#define REMOTE_RETRY_MS 20
 #define PIDFILE "/run/pbtrace/traced.pid"
 #define PROC "/proc"
 
@@ -59,11 +62,15 @@ struct buffer {
 	uint64_t chunks_skipped;	/* refused: file limit or write error */
 	int check_dup;		/* reattached: first chunk may be in the file */
 	int hup;		/* POLLHUP seen: stop polling it */
+	int remote;		/* relayed machines record into it */
+	int remote_eof;		/* READ_REMOTE said nothing more will come */
+	uint64_t remote_bytes;	/* their records written to the file */
+	uint64_t remote_skipped;	/* their records refused: file limit */
 };
 
 struct timers {
 	uint64_t stop, stop_delay, trigger_timeout, write, flush, clock;
-	uint64_t proc_stats, meminfo, vmstat, stat;
+	uint64_t proc_stats, meminfo, vmstat, stat, remote;
 };
 
 struct session {
@@ -91,6 +98,8 @@ struct session {
 
 static struct pbt_nl *nl;
 static struct session *sessions;
+/* READ_REMOTE's destination: one thread, so one buffer serves all. */
+static uint8_t *remote_buf;
 static int use_syslog;
 
 static void logmsg(int prio, const char *fmt, ...)
@@ -227,20 +236,130 @@ static void drain_buffer(struct session *s, struct buffer *b)
 	}
 }
 
+/* The module predates READ_REMOTE, or reading failed: no remote data
+ * from this buffer, said once. */
+static void remote_off(struct session *s, struct buffer *b, int err)
+{
+	b->remote = 0;
+	if (err == -ENOTTY)
+		logmsg(LOG_WARNING,
+		       "session %u buffer %u: pbtrace.ko has no READ_REMOTE (older module): relayed machines' data is not recorded",
+		       s->id, b->rd.buffer);
+	else
+		logmsg(LOG_WARNING,
+		       "session %u buffer %u: reading relayed machines' data: %s; not reading it any more",
+		       s->id, b->rd.buffer, strerror(-err));
+}
+
+/* Write one READ_REMOTE batch: whole records, verbatim. Returns 1 when
+ * more may be queued, 0 when not now (or never: EOF). */
+static int read_remote_once(struct session *s, struct buffer *b)
+{
+	size_t len, whole;
+	int eof, bad = 0, ret;
+
+	ret = pbt_reader_read_remote(&b->rd, remote_buf, PBTRACE_REMOTE_READ_MIN,
+				     &len, &eof);
+	if (ret == -EAGAIN || ret == -EINTR)
+		return 0;
+	if (ret < 0) {
+		remote_off(s, b, ret);
+		return 0;
+	}
+	whole = pbt_records_prefix(remote_buf, len, &bad);
+	if (whole != len)
+		logmsg(LOG_WARNING,
+		       "session %u buffer %u: the kernel handed %zu bytes of relayed records, only %zu are whole records; the rest is dropped",
+		       s->id, b->rd.buffer, len, whole);
+	if (whole && emit_bytes(s, remote_buf, whole, reserve(s)) == 0)
+		b->remote_bytes += whole;
+	else if (whole)
+		b->remote_skipped++;
+	if (eof)
+		b->remote_eof = 1;
+	return !eof && len;
+}
+
+static void drain_remote(struct session *s, struct buffer *b)
+{
+	while (b->remote && !b->remote_eof && b->rd.fd >= 0 &&
+	       read_remote_once(s, b))
+		;
+}
+
 static void drain_all(struct session *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nr_buffers; i++)
+	for (i = 0; i < s->nr_buffers; i++) {
 		drain_buffer(s, &s->bufs[i]);
+		drain_remote(s, &s->bufs[i]);
+	}
 }
 
-static int attach_buffers(struct session *s, size_t nr, int appended)
+static int remote_pending(const struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_buffers; i++)
+		if (s->bufs[i].remote && !s->bufs[i].remote_eof)
+			return 1;
+	return 0;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * At stop the relayed machines still send their last chunks: read until
+ * every buffer says EOF. The kernel says it within 2 s of the stop even
+ * for a machine that never answers; the wait here is bounded anyway, so a
+ * misbehaving module cannot hold traced's only thread.
+ */
+static void drain_remote_to_eof(struct session *s)
+{
+	uint64_t end = now_ns() + REMOTE_EOF_WAIT_MS * NS_PER_MS;
+	size_t i;
+
+	for (;;) {
+		for (i = 0; i < s->nr_buffers; i++)
+			drain_remote(s, &s->bufs[i]);
+		if (!remote_pending(s) || s->failed)
+			return;
+		if (now_ns() >= end)
+			break;
+		sleep_ms(REMOTE_RETRY_MS);
+	}
+	logmsg(LOG_WARNING,
+	       "session %u (%s): relayed machines did not finish within %d ms of the stop; what they send later is not in the file",
+	       s->id, s->name, REMOTE_EOF_WAIT_MS);
+}
+
+/* Does this buffer take data from relayed machines (a list without only
+ * "host")? An older module reports no list: then it does not. */
+static int names_remote(const struct pbt_buffer_info *bi)
+{
+	size_t i;
+
+	for (i = 0; i < bi->nr_machines; i++)
+		if (strcmp(bi->machines[i], PBTRACE_MACHINE_HOST))
+			return 1;
+	return 0;
+}
+
+static int attach_buffers(struct session *s, const struct pbt_session_info *in,
+			  int appended)
 {
 	char err[256];
 	size_t i;
 
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < in->nr_buffers; i++) {
 		struct buffer *b = &s->bufs[i];
 
 		if (pbt_reader_open(&b->rd, s->id, (uint32_t)i, err,
@@ -250,6 +369,7 @@ static int attach_buffers(struct session *s, size_t nr, int appended)
 			return -1;
 		}
 		b->check_dup = appended;
+		b->remote = names_remote(&in->buffers[i]);
 		s->nr_buffers = i + 1;
 	}
 	return 0;
@@ -492,6 +612,7 @@ static void arm_periodic(struct session *s, uint64_t now)
 	t->meminfo = after_ms(now, s->meminfo_ms);
 	t->vmstat = after_ms(now, s->vmstat_ms);
 	t->stat = after_ms(now, s->stat_ms);
+	t->remote = remote_pending(s) ? after_ms(now, REMOTE_PERIOD_MS) : 0;
 }
 
 /* The kernel is recording: start the clocks of the session. */
@@ -521,6 +642,44 @@ static void begin_running(struct session *s, uint64_t start_ns)
 	       s->w.path, s->streaming ? " (streaming)" : "");
 }
 
+static void log_machine(const struct session *s, const struct pbt_machine_info *m)
+{
+	const struct pbtrace_machine_stats *st = &m->st;
+	int lossy = st->chunks_lost_relay || st->chunks_dropped ||
+		    st->guest_events_lost || st->disconnects;
+
+	logmsg(lossy ? LOG_WARNING : LOG_INFO,
+	       "session %u: machine %u (%s): %llu chunks, %llu bytes; lost: %llu chunks on the wire, %llu dropped here (queue full), %llu events on the guest, %llu disconnects (%llu ms without it)",
+	       s->id, st->machine_id, m->name,
+	       (unsigned long long)st->chunks, (unsigned long long)st->bytes,
+	       (unsigned long long)st->chunks_lost_relay,
+	       (unsigned long long)st->chunks_dropped,
+	       (unsigned long long)st->guest_events_lost,
+	       (unsigned long long)st->disconnects,
+	       (unsigned long long)(st->gap_ns / NS_PER_MS));
+}
+
+/* Per relayed machine: what it lost, as trace_stats stamped with its
+ * machine_id (docs/traced.md). Read after the remote EOF, so the guest's
+ * own counters (its STOPPED frame) are in. */
+static void write_machine_stats(struct session *s)
+{
+	struct pbt_session_info in;
+	struct pbt_rec r;
+	size_t i;
+
+	if (pbt_nl_get_session(nl, s->id, &in) < 0) {
+		logmsg(LOG_WARNING, "session %u: reading per-machine counters: %s",
+		       s->id, pbt_nl_error(nl));
+		return;
+	}
+	for (i = 0; i < in.nr_machines; i++) {
+		emit(s, pbt_pkt_machine_stats(&s->seq, &in.machines[i].st, &r), &r);
+		log_machine(s, &in.machines[i]);
+	}
+	pbt_session_info_free(&in);
+}
+
 /* Close the file with the packets that describe how the trace ended,
  * then free the kernel session (tracectl waits for that DESTROY). */
 static void finish(struct session *s, const char *why)
@@ -534,14 +693,17 @@ static void finish(struct session *s, const char *why)
 		return;
 	s->state = S_DONE;
 	write_header(s);
-	if (!s->failed)
+	if (!s->failed) {
 		drain_all(s);
+		drain_remote_to_eof(s);
+	}
 	for (i = 0; i < s->nr_buffers; i++)
-		skipped += s->bufs[i].chunks_skipped;
+		skipped += s->bufs[i].chunks_skipped + s->bufs[i].remote_skipped;
 	s->closing = 1;	/* the closing packets may use the reserve */
 	write_service_event(s, PBT_SVC_TRACING_DISABLED);
 	write_clock(s);
 	write_kernel_stats(s, 1);
+	write_machine_stats(s);
 	/* Last and largest: names processes that started during the trace;
 	 * dropped whole if the file limit leaves no room. */
 	write_process_tree(s);
@@ -611,10 +773,15 @@ static const char *output_path(const struct pbt_session_info *in,
  * append: a restart), map its buffers, and follow the kernel's state. */
 static void adopt(const struct pbt_session_info *in, int fresh)
 {
-	struct session *s = calloc(1, sizeof(*s));
+	struct session *s;
 	char err[512], fallback[PATH_MAX];
 	const char *path;
 
+	/* This machine's relay records it for its host, which writes the
+	 * file; reading its chunks here would take them from the relay. */
+	if (in->relay)
+		return;
+	s = calloc(1, sizeof(*s));
 	if (!s) {
 		logmsg(LOG_ERR, "session %u: out of memory", in->id);
 		return;
@@ -637,7 +804,7 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 		stop_session(s, "output not writable");
 		return;
 	}
-	if (attach_buffers(s, in->nr_buffers, s->w.size > 0) < 0) {
+	if (attach_buffers(s, in, s->w.size > 0) < 0) {
 		/* The file is fine: it still gets traced's packets. */
 		stop_session(s, "ended: cannot map the session's buffers");
 		return;
@@ -850,6 +1017,8 @@ static void run_stats_timers(struct session *s, uint64_t now)
 /* Returns 1 when the session ended. */
 static int run_timers(struct session *s, uint64_t now)
 {
+	size_t i;
+
 	if (s->state == S_WAIT_TRIGGER) {
 		if (due(&s->t.trigger_timeout, now, 0)) {
 			stop_session(s, "trigger_timeout_ms passed without a start trigger");
@@ -883,6 +1052,10 @@ static int run_timers(struct session *s, uint64_t now)
 	if (due(&s->t.write, now, s->write_period_ms)) {
 		flush_kernel(s);
 		drain_all(s);
+	}
+	if (due(&s->t.remote, now, REMOTE_PERIOD_MS)) {
+		for (i = 0; i < s->nr_buffers; i++)
+			drain_remote(s, &s->bufs[i]);
 	}
 	run_stats_timers(s, now);
 	if (s->failed || s->full) {
@@ -977,8 +1150,10 @@ static void handle_buffers(struct pollset *ps)
 		if (!ps->fds[i].revents || !session_alive(s) ||
 		    s->state != S_RUNNING)
 			continue;
-		if (ps->fds[i].revents & POLLIN)
+		if (ps->fds[i].revents & POLLIN) {
 			drain_buffer(s, ps->buf[i]);
+			drain_remote(s, ps->buf[i]);
+		}
 		if (ps->fds[i].revents & (POLLHUP | POLLERR)) {
 			/* Stopped and fully read: the STOP notification may
 			 * still be queued, the kernel's state settles it. */
@@ -1191,6 +1366,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	remote_buf = malloc(PBTRACE_REMOTE_READ_MIN);
+	if (!remote_buf) {
+		logmsg(LOG_ERR, "out of memory");
+		return 1;
+	}
 	sigfd = setup_signals();
 	if (sigfd < 0) {
 		logmsg(LOG_ERR, "signalfd: %s", strerror(errno));
@@ -1209,5 +1389,6 @@ int main(int argc, char **argv)
 	close(sigfd);
 	if (detach)
 		unlink(pidfile);
+	free(remote_buf);
 	return ret;
 }

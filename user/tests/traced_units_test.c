@@ -18,6 +18,7 @@
 #include "trace.pb-c.h"
 #include "packets.h"
 #include "procfs.h"
+#include "reader.h"
 #include "writer.h"
 
 #define FIX "tests/fixtures/proc"
@@ -468,6 +469,95 @@ static void test_config_trigger_stats(void)
 	free(r.data);
 }
 
+/* Perfetto's protoc decoding of one record, as text (malloc'd) or NULL. */
+static char *perfetto_decode(const struct pbt_rec *r)
+{
+	const char *schema = getenv("PBTRACE_SCHEMA_DIR");
+	char path[300], cmd[1024], *out = malloc(8192);
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rec.pb", tmpdir);
+	f = fopen(path, "wb");
+	if (!f || !out || fwrite(r->data, 1, r->len, f) != r->len) {
+		if (f)
+			fclose(f);
+		free(out);
+		return NULL;
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "protoc -I '%s' --decode=perfetto.protos.Trace perfetto_trace.proto < '%s'",
+		 schema && *schema ? schema : "../../shared/perfetto", path);
+	f = popen(cmd, "r");
+	if (f) {
+		n = fread(out, 1, 8191, f);
+		if (pclose(f) != 0)
+			n = 0;
+	}
+	unlink(path);
+	if (!n) {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static void test_machine_stats(void)
+{
+	struct pbt_seq seq = { .id = PBT_TRACED_SEQ_BASE };
+	struct pbtrace_machine_stats m = {
+		.machine_id = 3, .connected = 1, .chunks = 40, .bytes = 655360,
+		.chunks_lost_relay = 5, .chunks_dropped = 6, .disconnects = 2,
+		.guest_events_lost = 9, .pings = 10, .rtt_ns = 1000,
+	};
+	static const char *const want[] = {
+		"machine_id: 3", "bytes_written: 655360", "chunks_written: 40",
+		"chunks_discarded: 6", "trace_writer_packet_loss: 5",
+		"producers_connected: 1", "producers_seen: 3",
+	};
+	struct pbt_rec r = { 0 };
+	char *text = NULL;
+	size_t i, found = 0;
+
+	ok(pbt_pkt_machine_stats(&seq, &m, &r) == 0 &&
+	   (text = perfetto_decode(&r)) != NULL,
+	   "machine trace_stats: decodes with Perfetto's schema");
+	for (i = 0; text && i < sizeof(want) / sizeof(want[0]); i++) {
+		if (strstr(text, want[i]))
+			found++;
+		else
+			printf("# missing \"%s\" in:\n%s", want[i], text);
+	}
+	ok(found == sizeof(want) / sizeof(want[0]) &&
+	   strstr(text, "trace_stats {"),
+	   "machine trace_stats: machine_id, its stream as one buffer, connections");
+	free(text);
+	free(r.data);
+	m.machine_id = 0;
+	ok(pbt_pkt_machine_stats(&seq, &m, &r) == -EINVAL,
+	   "machine trace_stats: machine_id 0 (the host) refused");
+}
+
+/* An older module answers READ_REMOTE with ENOTTY (or EINVAL): traced
+ * must read that as "no remote data", not as an error. /dev/null has no
+ * ioctls at all: ENOTTY. */
+static void test_read_remote_old(void)
+{
+	struct pbt_reader rd = { .fd = open("/dev/null", O_RDONLY) };
+	static uint8_t buf[PBTRACE_REMOTE_READ_MIN];
+	size_t len = 1;
+	int eof = 1;
+
+	ok(pbt_reader_read_remote(&rd, buf, sizeof(buf), &len, &eof) == -ENOTTY &&
+	   len == 0 && eof == 0,
+	   "READ_REMOTE on a module without it: -ENOTTY, nothing read");
+	ok(pbt_reader_read_remote(&rd, buf, 4096, &len, &eof) == -EINVAL,
+	   "READ_REMOTE into less than PBTRACE_REMOTE_READ_MIN refused");
+	close(rd.fd);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -497,6 +587,8 @@ int main(int argc, char **argv)
 	test_live_proc();
 	test_system_info_clocks();
 	test_config_trigger_stats();
+	test_machine_stats();
+	test_read_remote_old();
 	rmdir(tmpdir);
 	printf("1..%d\n", n_test);
 	return n_fail ? 1 : 0;
