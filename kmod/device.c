@@ -31,6 +31,7 @@ struct pbt_fd {
 	struct pbt_buffer *b;		/* set once, last */
 	unsigned long *held;		/* chunks handed out and not put */
 	u32 nr_chunks;
+	u32 buffer;			/* index of b in the session */
 };
 
 static struct pbt_buffer *attached(struct pbt_fd *f)
@@ -91,6 +92,7 @@ static long do_attach(struct pbt_fd *f, void __user *uarg)
 		return -ENOMEM;
 	}
 	f->s = s;
+	f->buffer = at.buffer;
 	/* Release: mmap/poll that see f->b see f->s and f->held too. */
 	smp_store_release(&f->b, s->buffers[at.buffer]);
 	pbt_buffer_vmem(f->b, &size);
@@ -136,6 +138,27 @@ static long do_put_chunk(struct pbt_fd *f, void __user *uarg)
 	return ret;
 }
 
+/* Relayed machines' records for this buffer (remote.c). */
+static long do_read_remote(struct pbt_fd *f, void __user *uarg)
+{
+	struct pbtrace_remote_read rr;
+	long ret;
+
+	if (copy_from_user(&rr, uarg, sizeof(rr)))
+		return -EFAULT;
+	if (!f->b)
+		return -ENODEV;
+	if (rr.size < PBTRACE_REMOTE_READ_MIN)
+		return -EINVAL;
+	ret = pbt_remote_read(f->s, f->buffer, u64_to_user_ptr(rr.buf),
+			      rr.size, &rr);
+	if (ret)
+		return ret;
+	if (copy_to_user(uarg, &rr, sizeof(rr)))
+		return -EFAULT;
+	return 0;
+}
+
 static long pbt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct pbt_fd *f = file->private_data;
@@ -152,6 +175,9 @@ static long pbt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case PBTRACE_IOC_PUT_CHUNK:
 		ret = do_put_chunk(f, uarg);
+		break;
+	case PBTRACE_IOC_READ_REMOTE:
+		ret = do_read_remote(f, uarg);
 		break;
 	default:
 		ret = -ENOTTY;
@@ -186,18 +212,25 @@ static __poll_t pbt_poll(struct file *file, poll_table *wait)
 	struct pbt_fd *f = file->private_data;
 	struct pbt_buffer *b = attached(f);
 	struct pbt_session *s;
+	__poll_t mask = 0;
 
 	if (!b)
 		return EPOLLERR;
 	s = f->s;
 	poll_wait(file, &s->wq, wait);
+	if (pbt_remote_readable(s, f->buffer))
+		mask = EPOLLIN | EPOLLRDNORM;
 	if (pbt_buffer_has_sealed(b))
 		return EPOLLIN | EPOLLRDNORM;
-	/* Stopped, or destroyed (off the registry) before it ever started. */
-	if (READ_ONCE(s->state) == PBTRACE_STATE_STOPPED ||
-	    list_empty_careful(&s->node))
-		return EPOLLHUP;
-	return 0;
+	/*
+	 * Stopped, or destroyed (off the registry) before it ever started,
+	 * and no relayed machine of this buffer will send more: records
+	 * still queued keep EPOLLIN up until READ_REMOTE says EOF.
+	 */
+	if ((READ_ONCE(s->state) == PBTRACE_STATE_STOPPED ||
+	     list_empty_careful(&s->node)) && pbt_remote_done(s, f->buffer))
+		mask |= EPOLLHUP;
+	return mask;
 }
 
 static const struct file_operations pbt_fops = {

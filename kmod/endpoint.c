@@ -15,9 +15,19 @@
  * prove it holds relay_key (AUTH) before it is given a machine: until then
  * it holds at most a reserved slot, freed if it fails.
  *
- * Not done yet (issue 5): CONTROL to guests for a session that wants them,
- * writing their stamped chunks, system_info and RemoteClockSync packets
- * into the session, allowed CIDs.
+ * Sessions: each connected machine records for the first started session
+ * (lowest id) with a buffer whose machine list names it ("*" or its name),
+ * into the first such buffer. Its connection thread tells it so with
+ * CONTROL start, passes on FLUSH, and sends CONTROL stop when the session
+ * stops, then waits for the guest's STOPPED (at most 2 s) before it looks
+ * for another session. Session changes reach the thread as a bump of
+ * ep_gen (pbt_endpoint_kick(), under pbt_sessions_lock), which it checks
+ * every 100 ms receive timeout: the session lock never waits on a guest's
+ * socket, and only the connection's own thread ever sends on it, so no tx
+ * lock is needed either. Its CHUNKs are stamped (machine_id, a host-chosen
+ * sequence id per guest CPU) into that buffer's remote queue (remote.c),
+ * with a system_info and a clock_snapshot when it joins and a
+ * remote_clock_sync for every complete ping round.
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -30,8 +40,11 @@
 #include <crypto/algapi.h>
 #include <net/sock.h>
 
+#include "pbtrace.h"
 #include "relay.h"
 #include "core/frame.h"
+#include "pbtrace_fields.h"
+#include "core/relay_packets.h"
 
 static char *endpoint;
 module_param(endpoint, charp, 0444);
@@ -41,19 +54,23 @@ module_param(endpoint_cids, charp, 0444);
 MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separated (default: any)");
 
 #define EP_MAX_CONNS	16
-#define EP_MAX_MACHINES	32
+#define EP_MAX_MACHINES	PBT_REMOTE_MAX_MACHINES
 #define EP_IDLE_SECS	30	/* a relay pings every second or so */
 #define EP_PING_MS	1000
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD)
 #define EP_LISTENERS	2
 #define EP_MAX_CIDS	16
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
+#define EP_POLL_JIFFIES	(HZ / 10)	/* how soon a session change is seen */
+#define EP_DONE_JIFFIES	(2 * HZ)	/* a stopped guest's last chunks */
+#define EP_SCRATCH	PBTRACE_REMOTE_READ_MIN	/* one stamped record */
 
 /* What a HELLO says, kept until the relay has proved itself (TCP). */
 struct ep_identity {
 	char name[FRAME_STR_MAX + 1];
 	char sysname[FRAME_STR_MAX + 1];
 	char release[FRAME_STR_MAX + 1];
+	char version[FRAME_STR_MAX + 1];
 	char machine[FRAME_STR_MAX + 1];
 	u32 num_cpus;
 	u64 ram_bytes;
@@ -95,7 +112,21 @@ struct ep_conn {
 	u64 pong_reply[FRAME_NR_CLOCKS]; /* host t3 */
 	u8 *rx;
 	size_t have;
-	u8 tx[FRAME_HDR_LEN + 128];
+	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX];	/* CONTROL is largest */
+	char events[FRAME_EVENTS_MAX + 1];
+
+	/* The session this machine records for; only this thread uses these. */
+	struct pbt_session *s;		/* our reference, or NULL */
+	u32 buf;			/* its buffer */
+	u32 gen;			/* ep_gen when we last looked */
+	u32 flush_gen;			/* the session's flushes passed on */
+	bool stop_sent;			/* CONTROL stop sent, waiting */
+	bool stopped_rcvd;		/* the guest's STOPPED for it came */
+	unsigned long stop_end;		/* give up waiting for STOPPED */
+	bool have_ping;			/* ping_send holds a PING's clocks */
+	bool need_snapshot;		/* joined before any PING */
+	u32 *next_seq;			/* per guest CPU: next chunk sequence */
+	u8 *scratch;			/* EP_SCRATCH: stamping, packets */
 };
 
 static const char * const ep_reason[FRAME_E_NR] = {
@@ -112,8 +143,11 @@ static struct {
 	atomic_t accepted, refused, hellos, pings, chunks, goodbyes;
 	atomic_t truncated, idle, duplicate, table_full, auth_failed;
 	atomic_t cid_refused;
+	atomic_t controls, stopped, chunks_unbound, packets_dropped;
 	atomic_t bad[FRAME_E_NR];
 } ep_stats;
+
+static atomic_t ep_gen = ATOMIC_INIT(0);	/* bumped on session changes */
 
 static DEFINE_MUTEX(ep_lock);		/* ep_conns, ep_machines */
 static LIST_HEAD(ep_conns);
@@ -215,6 +249,242 @@ static int ep_send(struct ep_conn *c, struct frame *f)
 	return pbt_send_all(c->sock, c->tx, n);
 }
 
+/* ---- the session this machine records for ---- */
+
+void pbt_endpoint_kick(void)
+{
+	atomic_inc(&ep_gen);
+}
+
+bool pbt_endpoint_online(u32 machine_id)
+{
+	if (!machine_id || machine_id > EP_MAX_MACHINES)
+		return false;
+	return READ_ONCE(ep_machines[machine_id - 1].online);
+}
+
+/* "group/name,group/name": event names, not ids, cross the wire. */
+static u32 ep_events(char *out, u64 events)
+{
+	const char *name;
+	u32 n = 0, len;
+	int ev;
+
+	for (ev = 0; ev < PBT_NR_EVENTS; ev++) {
+		if (!(events & BIT_ULL(ev)))
+			continue;
+		name = pbt_event_name(ev);
+		len = strlen(name);
+		if (n + !!n + len > FRAME_EVENTS_MAX)
+			break;
+		if (n)
+			out[n++] = ',';
+		memcpy(out + n, name, len);
+		n += len;
+	}
+	return n;
+}
+
+static int ep_control(struct ep_conn *c, u32 op)
+{
+	const struct pbt_buffer_params *bp = &c->s->params.buffers[c->buf];
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_CONTROL;
+	f.control.op = op;
+	f.control.session = c->s->id;
+	f.control.size_kb = max_t(u32, bp->size_kb / nr_cpu_ids, bp->chunk_kb);
+	f.control.chunk_kb = bp->chunk_kb;
+	if (op == FRAME_CTL_START) {
+		f.control.events.p = c->events;
+		f.control.events.len = ep_events(c->events, bp->events);
+	}
+	atomic_inc(&ep_stats.controls);
+	return ep_send(c, &f);
+}
+
+/* One packet the host writes for this machine, encoded in c->scratch. */
+static void ep_queue(struct ep_conn *c, size_t len)
+{
+	if (!len || !pbt_remote_packet(c->s, c->buf, c->scratch, len))
+		atomic_inc(&ep_stats.packets_dropped);
+}
+
+static void ep_str(struct frame_str *s, const char *p)
+{
+	s->p = p;
+	s->len = strlen(p);
+}
+
+/* trace_processor's machine table row for this machine. */
+static void ep_system_info(struct ep_conn *c)
+{
+	const struct ep_identity *id = &c->m->ident;
+	struct frame_hello h;
+
+	memset(&h, 0, sizeof(h));
+	h.num_cpus = id->num_cpus;
+	h.ram_bytes = id->ram_bytes;
+	ep_str(&h.name, id->name);
+	ep_str(&h.sysname, id->sysname);
+	ep_str(&h.release, id->release);
+	ep_str(&h.version, id->version);
+	ep_str(&h.machine, id->machine);
+	ep_queue(c, relay_system_info(c->scratch, EP_SCRATCH, c->m->id, 0, &h));
+}
+
+/* The guest's clocks at its last PING, as a clock_snapshot of its own. */
+static void ep_snapshot(struct ep_conn *c)
+{
+	struct pb_buf b;
+	u8 *rec;
+
+	pb_init(&b, c->scratch, EP_SCRATCH);
+	rec = pb_nest_begin(&b, 1, 2);
+	relay_packet_ids(&b, c->m->id, 0);
+	relay_snapshot(&b, PB_TRACEPACKET_CLOCK_SNAPSHOT, c->ping_send);
+	pb_nest_end(&b, rec, 2);
+	ep_queue(c, b.overflow ? 0 : pb_len(&b, c->scratch));
+	c->need_snapshot = false;
+}
+
+/* The first started session (lowest id) with a buffer naming @name. */
+static struct pbt_session *ep_find(const char *name, u32 *buffer)
+{
+	struct pbt_session *s;
+	u32 id = 0, i;
+
+	while ((s = pbt_session_get_next(id))) {
+		id = s->id;
+		if (READ_ONCE(s->state) == PBTRACE_STATE_STARTED) {
+			for (i = 0; i < s->params.nr_buffers; i++) {
+				if (pbt_buffer_wants(&s->params.buffers[i], name)) {
+					*buffer = i;
+					return s;
+				}
+			}
+		}
+		pbt_session_put(s);
+	}
+	return NULL;
+}
+
+static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
+{
+	struct ep_machine *m = c->m;
+
+	if (!c->scratch) {
+		c->scratch = kvmalloc(EP_SCRATCH, GFP_KERNEL);
+		c->next_seq = kvcalloc(max(m->ident.num_cpus, 1u),
+				       sizeof(*c->next_seq), GFP_KERNEL);
+		if (!c->scratch || !c->next_seq) {
+			pbt_session_put(s);
+			return -ENOMEM;
+		}
+	}
+	memset(c->next_seq, 0, max(m->ident.num_cpus, 1u) * sizeof(*c->next_seq));
+	c->s = s;
+	c->buf = buffer;
+	c->flush_gen = pbt_remote_flush_gen(s->remote);
+	c->stop_sent = false;
+	c->stopped_rcvd = false;
+	pbt_remote_bind(s, buffer, m->id, m->ident.name, m->ident.num_cpus);
+	pr_info("pbtrace: endpoint: machine %u \"%s\" records for session %u buffer %u\n",
+		m->id, m->ident.name, s->id, buffer);
+	ep_system_info(c);
+	if (c->have_ping)
+		ep_snapshot(c);
+	else
+		c->need_snapshot = true;
+	return ep_control(c, FRAME_CTL_START);
+}
+
+static void ep_unbind(struct ep_conn *c, bool lost)
+{
+	if (!c->s)
+		return;
+	pbt_remote_unbind(c->s, c->buf, c->m->id, lost);
+	pbt_session_put(c->s);
+	c->s = NULL;
+}
+
+/*
+ * Bring the guest in line with the sessions: pass on a flush, stop it
+ * when its session stopped, and once it is done (STOPPED, or 2 s) start
+ * it for the next session that wants it.
+ */
+static int ep_sync(struct ep_conn *c)
+{
+	struct pbt_session *s = c->s;
+	u32 gen, buffer;
+	int ret;
+
+	if (!c->authed)			/* looks again once it is */
+		return 0;
+	c->gen = atomic_read(&ep_gen);
+	if (s && READ_ONCE(s->state) == PBTRACE_STATE_STARTED) {
+		gen = pbt_remote_flush_gen(s->remote);
+		if (gen == c->flush_gen)
+			return 0;
+		c->flush_gen = gen;
+		return ep_control(c, FRAME_CTL_FLUSH);
+	}
+	if (s) {
+		if (!c->stop_sent) {
+			c->stop_sent = true;
+			c->stop_end = jiffies + EP_DONE_JIFFIES;
+			ret = ep_control(c, FRAME_CTL_STOP);
+			if (ret)
+				return ret;
+		}
+		if (!c->stopped_rcvd && time_before(jiffies, c->stop_end))
+			return 0;
+		ep_unbind(c, false);
+	}
+	s = ep_find(c->m->ident.name, &buffer);
+	return s ? ep_bind(c, s, buffer) : 0;
+}
+
+static bool ep_sync_due(struct ep_conn *c)
+{
+	return c->gen != atomic_read(&ep_gen) || (c->s && c->stop_sent);
+}
+
+/*
+ * A checked CHUNK: stamped into the session's queue. A jump in the
+ * guest's per-CPU sequence is chunks its relay lost on the way.
+ */
+static void ep_chunk(struct ep_conn *c, const struct frame_chunk *ch)
+{
+	u32 id = c->m->id, lost = 0;
+	long n;
+
+	atomic_inc(&ep_stats.chunks);
+	if (!c->s) {
+		atomic_inc(&ep_stats.chunks_unbound);
+		return;
+	}
+	if ((s32)(ch->seq - c->next_seq[ch->cpu]) > 0)
+		lost = ch->seq - c->next_seq[ch->cpu];
+	c->next_seq[ch->cpu] = ch->seq + 1;
+	n = chunk_stamp(ch->data, ch->len, id,
+			PBTRACE_SEQ_ID_REMOTE_BASE +
+			id * PBTRACE_MAX_CPUS_REMOTE + ch->cpu,
+			c->scratch, EP_SCRATCH);
+	pbt_remote_chunk(c->s, c->buf, id, c->scratch, n, lost);
+}
+
+static void ep_stopped(struct ep_conn *c, const struct frame_stopped *st)
+{
+	atomic_inc(&ep_stats.stopped);
+	if (!c->s || st->session_id != c->s->id)
+		return;			/* a session we already gave up on */
+	pbt_remote_stopped(c->s, c->m->id, st->events_written,
+			   st->events_lost);
+	c->stopped_rcvd = true;
+}
+
 static int ep_hello(struct ep_conn *c, const struct frame_hello *h,
 		    const u8 *raw, size_t raw_len)
 {
@@ -227,6 +497,7 @@ static int ep_hello(struct ep_conn *c, const struct frame_hello *h,
 	copy_str(c->id.name, h->name.len ? &h->name : &h->sysname);
 	copy_str(c->id.sysname, &h->sysname);
 	copy_str(c->id.release, &h->release);
+	copy_str(c->id.version, &h->version);
 	copy_str(c->id.machine, &h->machine);
 	c->id.num_cpus = h->num_cpus;
 	c->id.ram_bytes = h->ram_bytes;
@@ -293,6 +564,15 @@ static int ep_ping(struct ep_conn *c, const struct frame_ping *p,
 		m->rtt_ns = (t4 - t1) - (t3 - t2);
 		m->offset_ns = ((t2 - t1) + (t3 - t4)) / 2;
 		mutex_unlock(&ep_lock);
+		if (c->s) {
+			ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH,
+						     m->id, 0, c->ping_send,
+						     c->pong_recv,
+						     c->pong_reply,
+						     p->prev_recv));
+			pbt_remote_ping(c->s, m->id, (t4 - t1) - (t3 - t2),
+					((t2 - t1) + (t3 - t4)) / 2);
+		}
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PONG;
@@ -302,6 +582,9 @@ static int ep_ping(struct ep_conn *c, const struct frame_ping *p,
 	memcpy(c->ping_send, p->send, sizeof(c->ping_send));
 	memcpy(c->pong_recv, f.pong.recv, sizeof(c->pong_recv));
 	memcpy(c->pong_reply, f.pong.reply, sizeof(c->pong_reply));
+	c->have_ping = true;
+	if (c->s && c->need_snapshot)
+		ep_snapshot(c);
 	mutex_lock(&ep_lock);
 	m->pings++;
 	mutex_unlock(&ep_lock);
@@ -320,8 +603,10 @@ static int ep_handle(struct ep_conn *c, const struct frame *f,
 	case FRAME_PING:
 		return ep_ping(c, &f->ping, recv);
 	case FRAME_CHUNK:
-		/* Needs CONTROL start, which no session sends yet. */
-		atomic_inc(&ep_stats.chunks);
+		ep_chunk(c, &f->chunk);
+		return 0;
+	case FRAME_STOPPED:
+		ep_stopped(c, &f->stopped);
 		return 0;
 	case FRAME_GOODBYE:
 		atomic_inc(&ep_stats.goodbyes);
@@ -368,6 +653,12 @@ static int ep_serve(struct ep_conn *c)
 		vec.iov_len = EP_RX_SIZE - c->have;
 		ret = kernel_recvmsg(c->sock, &msg, &vec, 1, vec.iov_len, 0);
 		pbt_clocks(recv);
+		if (ep_sync_due(c)) {
+			int err = ep_sync(c);
+
+			if (err)
+				return err;
+		}
 		if (ret == -EAGAIN || ret == -EINTR) {
 			if (time_after(jiffies, idle_end)) {
 				atomic_inc(&ep_stats.idle);
@@ -407,6 +698,7 @@ static int ep_conn_thread(void *arg)
 		ep_send(c, &f);
 	}
 	kernel_sock_shutdown(c->sock, SHUT_RDWR);
+	ep_unbind(c, true);
 	ep_machine_release(c);
 	mutex_lock(&ep_lock);
 	c->done = true;
@@ -419,6 +711,8 @@ static void ep_conn_free(struct ep_conn *c)
 	kthread_stop(c->task);
 	put_task_struct(c->task);
 	sock_release(c->sock);
+	kvfree(c->scratch);
+	kvfree(c->next_seq);
 	kvfree(c->rx);
 	kfree(c);
 }
@@ -499,7 +793,7 @@ static void ep_start(struct socket *sock, bool tcp)
 		goto free;
 	c->sock = sock;
 	c->tcp = tcp;
-	sock->sk->sk_rcvtimeo = HZ;
+	sock->sk->sk_rcvtimeo = EP_POLL_JIFFIES;
 	sock->sk->sk_sndtimeo = HZ;
 	ep_peer(c);
 	if (!c->tcp && !ep_cid_allowed(c->cid)) {
@@ -557,7 +851,7 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 	struct ep_machine *m;
 	int n, i;
 
-	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\nauth_failed %d\ncid_refused %d\n",
+	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\nauth_failed %d\ncid_refused %d\ncontrols %d\nstopped %d\nchunks_unbound %d\npackets_dropped %d\n",
 		       ep_nr_listeners, atomic_read(&ep_stats.accepted),
 		       atomic_read(&ep_stats.refused),
 		       atomic_read(&ep_stats.hellos),
@@ -569,7 +863,11 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		       atomic_read(&ep_stats.duplicate),
 		       atomic_read(&ep_stats.table_full),
 		       atomic_read(&ep_stats.auth_failed),
-		       atomic_read(&ep_stats.cid_refused));
+		       atomic_read(&ep_stats.cid_refused),
+		       atomic_read(&ep_stats.controls),
+		       atomic_read(&ep_stats.stopped),
+		       atomic_read(&ep_stats.chunks_unbound),
+		       atomic_read(&ep_stats.packets_dropped));
 	for (i = 1; i < FRAME_E_NR; i++)
 		n += sysfs_emit_at(buf, n, "bad_%s %d\n", ep_reason[i],
 				   atomic_read(&ep_stats.bad[i]));

@@ -46,12 +46,17 @@ static const struct nla_policy pid_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_PID]			= NLA_POLICY_MIN(NLA_U32, 1),
 };
 
+static const struct nla_policy machine_name_policy[PBTRACE_A_MAX + 1] = {
+	[PBTRACE_A_MACHINE_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
+};
+
 static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_SIZE_KB]	= { .type = NLA_U32 },
 	[PBTRACE_A_BUFFER_CHUNK_KB]	= NLA_POLICY_RANGE(NLA_U32, 4, 256),
 	[PBTRACE_A_BUFFER_FILL_POLICY]	= NLA_POLICY_MAX(NLA_U32, PBTRACE_FILL_DISCARD),
 	[PBTRACE_A_BUFFER_EVENTS]	= NLA_POLICY_NESTED(event_policy),
 	[PBTRACE_A_BUFFER_PIDS]		= NLA_POLICY_NESTED(pid_policy),
+	[PBTRACE_A_BUFFER_MACHINES]	= NLA_POLICY_NESTED(machine_name_policy),
 };
 
 static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
@@ -132,6 +137,32 @@ static int parse_pids(struct nlattr *nest, struct pbt_buffer_params *bp,
 	return 0;
 }
 
+/* "host", "*" or a relayed machine's name; absent means "host" only. */
+static int parse_machines(struct nlattr *nest, struct pbt_buffer_params *bp,
+			  struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr;
+	int rem;
+
+	nla_for_each_nested(attr, nest, rem) {
+		if (bp->nr_machines == PBTRACE_MAX_MACHINE_NAMES) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "too many machine names: at most 8 per buffer (\"*\" means every relayed machine)");
+			return -E2BIG;
+		}
+		if (!nla_strscpy(bp->machines[bp->nr_machines], attr,
+				 PBTRACE_NAME_MAX)) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "machine name must not be empty: use \"host\", \"*\" or a relay_name");
+			return -EINVAL;
+		}
+		bp->nr_machines++;
+	}
+	if (!bp->nr_machines) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "buffer machines list is empty: leave it out for this machine only");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_sizes(struct nlattr *attr, struct pbt_buffer_params *bp,
 		       struct netlink_ext_ack *extack)
 {
@@ -184,6 +215,8 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_PIDS])
 		ret = parse_pids(tb[PBTRACE_A_BUFFER_PIDS], bp, extack);
+	if (!ret && tb[PBTRACE_A_BUFFER_MACHINES])
+		ret = parse_machines(tb[PBTRACE_A_BUFFER_MACHINES], bp, extack);
 	return ret;
 }
 
@@ -376,6 +409,48 @@ static int put_pids(struct sk_buff *msg, const struct pbt_buffer_params *bp)
 	return 0;
 }
 
+static int put_machine_names(struct sk_buff *msg,
+			     const struct pbt_buffer_params *bp)
+{
+	struct nlattr *nest;
+	u32 i;
+
+	if (!bp->nr_machines)
+		return 0;
+	nest = nla_nest_start(msg, PBTRACE_A_BUFFER_MACHINES);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < bp->nr_machines; i++)
+		if (nla_put_string(msg, PBTRACE_A_MACHINE_NAME, bp->machines[i]))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+/* Every relayed machine that recorded into @s, connected or not. */
+static int put_machines(struct sk_buff *msg, struct pbt_session *s)
+{
+	struct pbtrace_machine_stats st;
+	char name[PBTRACE_NAME_MAX + 1];
+	struct nlattr *nest, *m;
+	u32 id;
+
+	nest = nla_nest_start(msg, PBTRACE_A_SESSION_MACHINES);
+	if (!nest)
+		return -EMSGSIZE;
+	for (id = 1; id <= PBT_REMOTE_MAX_MACHINES; id++) {
+		if (!pbt_remote_machine(s, id, name, sizeof(name), &st))
+			continue;
+		m = nla_nest_start(msg, PBTRACE_A_MACHINE);
+		if (!m || nla_put_string(msg, PBTRACE_A_MACHINE_NAME, name) ||
+		    nla_put(msg, PBTRACE_A_MACHINE_STATS, sizeof(st), &st))
+			return -EMSGSIZE;
+		nla_nest_end(msg, m);
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
 static int put_cpu_stats(struct sk_buff *msg, struct pbt_buffer *b)
 {
 	struct pbtrace_cpu_stats st;
@@ -407,6 +482,7 @@ static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 	    nla_put_u32(msg, PBTRACE_A_BUFFER_CHUNK_KB, bp->chunk_kb) ||
 	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, bp->fill_policy) ||
 	    put_events(msg, bp->events) || put_pids(msg, bp) ||
+	    put_machine_names(msg, bp) ||
 	    put_cpu_stats(msg, s->buffers[i]))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
@@ -442,7 +518,7 @@ static int put_session(struct sk_buff *msg, struct pbt_session *s)
 		if (put_buffer(msg, s, i))
 			return -EMSGSIZE;
 	nla_nest_end(msg, nest);
-	return 0;
+	return put_machines(msg, s);
 }
 
 static int fill_session(struct sk_buff *msg, struct pbt_session *s,
@@ -474,10 +550,16 @@ static size_t session_msg_size(void)
 			nla_total_size(0) + PBT_NR_EVENTS * nla_total_size(PBTRACE_NAME_MAX) +
 			nla_total_size(0) + PBTRACE_MAX_PIDS * nla_total_size(4) +
 			nla_total_size(0) + nr_cpu_ids *
-			nla_total_size(sizeof(struct pbtrace_cpu_stats));
+			nla_total_size(sizeof(struct pbtrace_cpu_stats)) +
+			nla_total_size(0) + PBTRACE_MAX_MACHINE_NAMES *
+			nla_total_size(PBTRACE_NAME_MAX);
+	size_t machines = nla_total_size(0) + PBT_REMOTE_MAX_MACHINES *
+			  (nla_total_size(0) + nla_total_size(PBTRACE_NAME_MAX + 1) +
+			   nla_total_size(sizeof(struct pbtrace_machine_stats)));
 
 	return NLMSG_GOODSIZE + nla_total_size(PBTRACE_MAX_CONFIG) +
-	       nla_total_size(PATH_MAX) + PBTRACE_MAX_BUFFERS * buffer;
+	       nla_total_size(PATH_MAX) + PBTRACE_MAX_BUFFERS * buffer +
+	       machines;
 }
 
 static int pbt_nl_get_session(struct sk_buff *skb, struct genl_info *info)

@@ -71,6 +71,8 @@ struct pbt_buffer_params {
 	u64 events;				/* BIT_ULL(enum pbt_event_id) */
 	u32 nr_pids;
 	u32 pids[PBTRACE_MAX_PIDS];
+	u32 nr_machines;			/* 0: this machine only */
+	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 };
 
 struct pbt_session_params {
@@ -93,6 +95,7 @@ struct pbt_session {
 	wait_queue_head_t wq;			/* readers poll here */
 	struct list_head node;			/* registry; empty once destroyed */
 	unsigned int slot;			/* unique among live: sequence ids */
+	struct pbt_remote *remote;		/* remote.c: relayed machines' data */
 };
 
 extern struct mutex pbt_sessions_lock;		/* serializes control ops */
@@ -107,6 +110,47 @@ void pbt_sessions_destroy_all(void);		/* module exit */
 struct pbt_session *pbt_session_get(u32 id);	/* takes a ref, or NULL */
 struct pbt_session *pbt_session_get_next(u32 after_id); /* for dumps */
 void pbt_session_put(struct pbt_session *s);
+
+/*
+ * remote.c: what relayed machines send into a session. endpoint.c stamps
+ * their records and queues them per buffer; readers take them with
+ * PBTRACE_IOC_READ_REMOTE. The hooks run under pbt_sessions_lock and only
+ * note the change for the endpoint's connection threads: no guest socket
+ * is ever touched with the session lock held.
+ */
+#define PBT_REMOTE_MAX_MACHINES 32		/* machine ids 1..32 */
+#define PBT_REMOTE_DONE_NS (2ULL * NSEC_PER_SEC) /* a stop waits this long */
+
+struct pbt_remote;
+bool pbt_buffer_local(const struct pbt_buffer_params *bp); /* names "host" */
+bool pbt_buffer_wants(const struct pbt_buffer_params *bp, const char *machine);
+struct pbt_remote *pbt_remote_create(struct pbt_session *s);
+void pbt_remote_destroy(struct pbt_remote *r);
+void pbt_remote_start(struct pbt_remote *r);
+void pbt_remote_stop(struct pbt_remote *r);	/* also at destroy */
+void pbt_remote_flush(struct pbt_remote *r);
+u32 pbt_remote_flush_gen(struct pbt_remote *r);
+int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
+		    u32 size, struct pbtrace_remote_read *rr);
+bool pbt_remote_readable(struct pbt_session *s, u32 buffer);
+bool pbt_remote_done(struct pbt_session *s, u32 buffer);
+bool pbt_remote_machine(struct pbt_session *s, u32 machine_id, char *name,
+			size_t name_len, struct pbtrace_machine_stats *st);
+/* The endpoint's side, one connection thread per machine. */
+void pbt_remote_bind(struct pbt_session *s, u32 buffer, u32 machine_id,
+		     const char *name, u32 num_cpus);
+void pbt_remote_unbind(struct pbt_session *s, u32 buffer, u32 machine_id,
+		       bool lost);
+void pbt_remote_chunk(struct pbt_session *s, u32 buffer, u32 machine_id,
+		      const void *rec, long len, u32 lost);
+bool pbt_remote_packet(struct pbt_session *s, u32 buffer, const void *rec,
+		       size_t len);
+void pbt_remote_ping(struct pbt_session *s, u32 machine_id, u64 rtt_ns,
+		     s64 offset_ns);
+void pbt_remote_stopped(struct pbt_session *s, u32 machine_id,
+			u64 events_written, u64 events_lost);
+void pbt_endpoint_kick(void);			/* endpoint.c: sessions changed */
+bool pbt_endpoint_online(u32 machine_id);
 
 /*
  * buffer.c

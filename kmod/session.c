@@ -74,6 +74,7 @@ static void session_release(struct kref *ref)
 	for (i = 0; i < s->params.nr_buffers; i++)
 		if (s->buffers[i])
 			pbt_buffer_destroy(s->buffers[i]);
+	pbt_remote_destroy(s->remote);
 	free_params(&s->params);
 	kfree(s);
 }
@@ -149,6 +150,11 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 	p->output = NULL;
 	p->config = NULL;
 	s->state = PBTRACE_STATE_CONFIGURED;
+	s->remote = pbt_remote_create(s);
+	if (!s->remote) {
+		pbt_session_put(s);
+		return -ENOMEM;
+	}
 
 	mutex_lock(&pbt_sessions_lock);
 	if (find_name_locked(s->params.name)) {
@@ -207,12 +213,18 @@ static int get_probes(u64 events)
 	return 0;
 }
 
+/* A buffer only for relayed machines registers nothing here. */
+static u64 local_events(const struct pbt_buffer_params *bp)
+{
+	return pbt_buffer_local(bp) ? bp->events : 0;
+}
+
 static void put_all_probes(struct pbt_session *s, unsigned int nr_buffers)
 {
 	unsigned int i;
 
 	for (i = 0; i < nr_buffers; i++)
-		put_probes(s->params.buffers[i].events);
+		put_probes(local_events(&s->params.buffers[i]));
 }
 
 static int start_locked(struct pbt_session *s)
@@ -227,14 +239,16 @@ static int start_locked(struct pbt_session *s)
 
 	/* Buffers first, then probes: an event never finds no buffer ready. */
 	for (i = 0; i < s->params.nr_buffers; i++)
-		pbt_buffer_activate(s->buffers[i]);
+		if (pbt_buffer_local(&s->params.buffers[i]))
+			pbt_buffer_activate(s->buffers[i]);
 	for (i = 0; i < s->params.nr_buffers; i++) {
-		ret = get_probes(s->params.buffers[i].events);
+		ret = get_probes(local_events(&s->params.buffers[i]));
 		if (ret)
 			goto err;
 	}
 	s->start_ns = ktime_get_boottime_ns();
 	s->state = PBTRACE_STATE_STARTED;
+	pbt_remote_start(s->remote);
 	return 0;
 
 err:
@@ -280,6 +294,7 @@ static int stop_locked(struct pbt_session *s)
 
 	if (s->state == PBTRACE_STATE_STOPPED)
 		return -EALREADY;
+	pbt_remote_stop(s->remote);
 	if (s->state == PBTRACE_STATE_CONFIGURED) {
 		s->stop_ns = ktime_get_boottime_ns();
 		s->state = PBTRACE_STATE_STOPPED;
@@ -317,9 +332,10 @@ int pbt_session_flush(u32 id)
 
 	mutex_lock(&pbt_sessions_lock);
 	s = find_locked(id);
-	if (s)
+	if (s) {
 		flush_all(s);
-	else
+		pbt_remote_flush(s->remote);
+	} else
 		ret = -ENOENT;
 	mutex_unlock(&pbt_sessions_lock);
 	return ret;
@@ -331,6 +347,7 @@ static void destroy_locked(struct pbt_session *s)
 		stop_locked(s);
 		pbt_netlink_notify(PBTRACE_CMD_STOP_SESSION, s->id);
 	}
+	pbt_remote_stop(s->remote);	/* a CONFIGURED one: readers get EOF */
 	list_del_init(&s->node);
 	clear_bit(s->slot, &used_slots);
 	pbt_netlink_notify(PBTRACE_CMD_DESTROY_SESSION, s->id);

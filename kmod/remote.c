@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Relayed machines' data in a session. The endpoint (endpoint.c) checks,
+ * stamps and hands us whole Trace.packet records from its connection
+ * threads; each session buffer keeps them in a bounded queue of byte
+ * records until traced takes them with PBTRACE_IOC_READ_REMOTE. A queue
+ * that is full refuses the record (counted), so a guest faster than the
+ * reader costs the host a fixed amount of memory, never its own tracing.
+ *
+ * Per (session, machine) counters live here too, so GET_SESSION reports a
+ * machine that recorded into the session after it went away.
+ *
+ * Locking: r->lock (a mutex: the producers and the reader both sleep) nests
+ * inside pbt_sessions_lock and never the other way round; the endpoint
+ * calls in here without holding any lock of its own.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/timer.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+
+#include "pbtrace.h"
+
+#define REMOTE_MIN_BOUND (4u << 20)	/* queue bound: this or the buffer size */
+
+struct remote_rec {
+	struct list_head node;
+	u32 len;
+	u8 data[];
+};
+
+struct remote_queue {
+	struct list_head recs;
+	size_t used, bound;
+	unsigned int pending;		/* bound machines that owe a STOPPED */
+};
+
+struct remote_machine {
+	bool used;
+	char name[PBTRACE_NAME_MAX + 1];
+	u64 gap_start;			/* BOOTTIME it disconnected, or 0 */
+	s64 offset_min, offset_max;
+	struct pbtrace_machine_stats st;
+};
+
+struct pbt_remote {
+	struct mutex lock;
+	struct pbt_session *s;		/* owns us */
+	bool stopped;
+	u64 stop_ns;
+	u32 flush_gen;
+	struct timer_list done_timer;	/* wakes readers once waiting is over */
+	struct remote_queue q[PBTRACE_MAX_BUFFERS];
+	struct remote_machine m[PBT_REMOTE_MAX_MACHINES];
+};
+
+static bool has_name(const struct pbt_buffer_params *bp, const char *name)
+{
+	u32 i;
+
+	for (i = 0; i < bp->nr_machines; i++)
+		if (!strcmp(bp->machines[i], name))
+			return true;
+	return false;
+}
+
+/* No list means this machine only. */
+bool pbt_buffer_local(const struct pbt_buffer_params *bp)
+{
+	return !bp->nr_machines || has_name(bp, PBTRACE_MACHINE_HOST);
+}
+
+/* A guest that calls itself "host" is still only a relayed machine. */
+bool pbt_buffer_wants(const struct pbt_buffer_params *bp, const char *machine)
+{
+	if (has_name(bp, PBTRACE_MACHINE_ANY))
+		return true;
+	return strcmp(machine, PBTRACE_MACHINE_HOST) && has_name(bp, machine);
+}
+
+static void done_timer_fn(struct timer_list *t)
+{
+	struct pbt_remote *r = from_timer(r, t, done_timer);
+
+	wake_up_all(&r->s->wq);
+}
+
+struct pbt_remote *pbt_remote_create(struct pbt_session *s)
+{
+	struct pbt_remote *r;
+	unsigned int i;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return NULL;
+	mutex_init(&r->lock);
+	r->s = s;
+	timer_setup(&r->done_timer, done_timer_fn, 0);
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
+		INIT_LIST_HEAD(&r->q[i].recs);
+		r->q[i].bound = max_t(size_t, REMOTE_MIN_BOUND,
+				      (size_t)s->params.buffers[i].size_kb << 10);
+	}
+	return r;
+}
+
+void pbt_remote_destroy(struct pbt_remote *r)
+{
+	struct remote_rec *rec, *tmp;
+	unsigned int i;
+
+	if (!r)
+		return;
+	del_timer_sync(&r->done_timer);
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
+		list_for_each_entry_safe(rec, tmp, &r->q[i].recs, node)
+			kvfree(rec);
+	}
+	kfree(r);
+}
+
+void pbt_remote_start(struct pbt_remote *r)
+{
+	pbt_endpoint_kick();
+}
+
+/*
+ * The session stopped (or was destroyed unstarted): nothing new binds, the
+ * endpoint tells bound guests to stop, and readers get EOF once each of
+ * them sent its last chunk or PBT_REMOTE_DONE_NS passed.
+ */
+void pbt_remote_stop(struct pbt_remote *r)
+{
+	mutex_lock(&r->lock);
+	if (!r->stopped) {
+		r->stopped = true;
+		r->stop_ns = ktime_get_boottime_ns();
+		mod_timer(&r->done_timer, jiffies +
+			  nsecs_to_jiffies(PBT_REMOTE_DONE_NS) + 1);
+	}
+	mutex_unlock(&r->lock);
+	pbt_endpoint_kick();
+}
+
+void pbt_remote_flush(struct pbt_remote *r)
+{
+	WRITE_ONCE(r->flush_gen, r->flush_gen + 1);
+	pbt_endpoint_kick();
+}
+
+u32 pbt_remote_flush_gen(struct pbt_remote *r)
+{
+	return READ_ONCE(r->flush_gen);
+}
+
+static struct remote_machine *machine(struct pbt_remote *r, u32 machine_id)
+{
+	if (!machine_id || machine_id > PBT_REMOTE_MAX_MACHINES)
+		return NULL;
+	return &r->m[machine_id - 1];
+}
+
+/* Stopped, and every bound machine is done or had its time. */
+static bool done_locked(struct pbt_remote *r, u32 buffer)
+{
+	if (!r->stopped)
+		return false;
+	return !r->q[buffer].pending ||
+	       ktime_get_boottime_ns() - r->stop_ns >= PBT_REMOTE_DONE_NS;
+}
+
+bool pbt_remote_done(struct pbt_session *s, u32 buffer)
+{
+	struct pbt_remote *r = s->remote;
+	bool done;
+
+	mutex_lock(&r->lock);
+	done = done_locked(r, buffer);
+	mutex_unlock(&r->lock);
+	return done;
+}
+
+bool pbt_remote_readable(struct pbt_session *s, u32 buffer)
+{
+	return !list_empty_careful(&s->remote->q[buffer].recs);
+}
+
+/* Whole records, oldest first, as many as fit in @size. */
+int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
+		    u32 size, struct pbtrace_remote_read *rr)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_queue *q = &r->q[buffer];
+	struct remote_rec *rec;
+	int ret = 0;
+
+	rr->len = 0;
+	rr->flags = 0;
+	mutex_lock(&r->lock);
+	while (!list_empty(&q->recs)) {
+		rec = list_first_entry(&q->recs, struct remote_rec, node);
+		if (rec->len > size - rr->len)
+			break;
+		if (copy_to_user(ubuf + rr->len, rec->data, rec->len)) {
+			ret = -EFAULT;
+			break;
+		}
+		rr->len += rec->len;
+		q->used -= rec->len;
+		list_del(&rec->node);
+		kvfree(rec);
+	}
+	if (!ret && list_empty(&q->recs) && done_locked(r, buffer))
+		rr->flags |= PBTRACE_REMOTE_EOF;
+	mutex_unlock(&r->lock);
+	if (!ret && !rr->len && !rr->flags)
+		ret = -EAGAIN;
+	return ret;
+}
+
+bool pbt_remote_machine(struct pbt_session *s, u32 machine_id, char *name,
+			size_t name_len, struct pbtrace_machine_stats *st)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_machine *m = machine(r, machine_id);
+	u64 end;
+
+	if (!m)
+		return false;
+	mutex_lock(&r->lock);
+	if (!m->used) {
+		mutex_unlock(&r->lock);
+		return false;
+	}
+	strscpy(name, m->name, name_len);
+	*st = m->st;
+	if (m->gap_start) {
+		end = r->stopped ? r->stop_ns : ktime_get_boottime_ns();
+		if (end > m->gap_start)
+			st->gap_ns += end - m->gap_start;
+	}
+	mutex_unlock(&r->lock);
+	st->connected = pbt_endpoint_online(machine_id);
+	return true;
+}
+
+/*
+ * A machine starts recording for buffer @buffer. A machine back after a
+ * disconnect closes its gap.
+ */
+void pbt_remote_bind(struct pbt_session *s, u32 buffer, u32 machine_id,
+		     const char *name, u32 num_cpus)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_machine *m = machine(r, machine_id);
+	u64 now = ktime_get_boottime_ns();
+
+	if (!m || buffer >= PBTRACE_MAX_BUFFERS)
+		return;
+	mutex_lock(&r->lock);
+	m->used = true;
+	strscpy(m->name, name, sizeof(m->name));
+	m->st.machine_id = machine_id;
+	m->st.buffer = buffer;
+	m->st.num_cpus = num_cpus;
+	if (m->gap_start) {
+		m->st.gap_ns += now - m->gap_start;
+		m->gap_start = 0;
+	}
+	r->q[buffer].pending++;
+	mutex_unlock(&r->lock);
+}
+
+/*
+ * The machine is done with this session: it sent STOPPED or had its time
+ * (@lost false), or its connection went away (@lost true: while the
+ * session runs that is a disconnect and the start of a gap).
+ */
+void pbt_remote_unbind(struct pbt_session *s, u32 buffer, u32 machine_id,
+		       bool lost)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_machine *m = machine(r, machine_id);
+
+	if (!m || buffer >= PBTRACE_MAX_BUFFERS)
+		return;
+	mutex_lock(&r->lock);
+	if (r->q[buffer].pending)
+		r->q[buffer].pending--;
+	if (lost && !r->stopped) {
+		m->st.disconnects++;
+		m->gap_start = ktime_get_boottime_ns();
+	}
+	mutex_unlock(&r->lock);
+	wake_up_all(&s->wq);
+}
+
+static bool push_locked(struct pbt_remote *r, u32 buffer, const void *data,
+			size_t len)
+{
+	struct remote_queue *q = &r->q[buffer];
+	struct remote_rec *rec;
+
+	if (len > PBTRACE_REMOTE_READ_MIN || q->used + len > q->bound)
+		return false;
+	rec = kvmalloc(struct_size(rec, data, len), GFP_KERNEL);
+	if (!rec)
+		return false;
+	rec->len = len;
+	memcpy(rec->data, data, len);
+	list_add_tail(&rec->node, &q->recs);
+	q->used += len;
+	return true;
+}
+
+/*
+ * One stamped chunk (@len < 0: the guest's chunk could not be stamped),
+ * after @lost chunks the guest's sequence skipped on that CPU.
+ */
+void pbt_remote_chunk(struct pbt_session *s, u32 buffer, u32 machine_id,
+		      const void *rec, long len, u32 lost)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_machine *m = machine(r, machine_id);
+	bool ok;
+
+	if (!m || buffer >= PBTRACE_MAX_BUFFERS)
+		return;
+	mutex_lock(&r->lock);
+	ok = len > 0 && push_locked(r, buffer, rec, len);
+	m->st.chunks_lost_relay += lost;
+	if (ok) {
+		m->st.chunks++;
+		m->st.bytes += len;
+	} else {
+		m->st.chunks_dropped++;
+	}
+	mutex_unlock(&r->lock);
+	if (ok)
+		wake_up_all(&s->wq);
+}
+
+/* system_info, clock_snapshot, remote_clock_sync: false if refused. */
+bool pbt_remote_packet(struct pbt_session *s, u32 buffer, const void *rec,
+		       size_t len)
+{
+	struct pbt_remote *r = s->remote;
+	bool ok;
+
+	if (buffer >= PBTRACE_MAX_BUFFERS)
+		return false;
+	mutex_lock(&r->lock);
+	ok = push_locked(r, buffer, rec, len);
+	mutex_unlock(&r->lock);
+	if (ok)
+		wake_up_all(&s->wq);
+	return ok;
+}
+
+/* A complete ping round: keep the offset at the smallest RTT, and the spread. */
+void pbt_remote_ping(struct pbt_session *s, u32 machine_id, u64 rtt_ns,
+		     s64 offset_ns)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_machine *m = machine(r, machine_id);
+
+	if (!m)
+		return;
+	mutex_lock(&r->lock);
+	if (!m->st.pings || rtt_ns < m->st.rtt_ns) {
+		m->st.rtt_ns = rtt_ns;
+		m->st.offset_ns = offset_ns;
+	}
+	if (!m->st.pings || offset_ns < m->offset_min)
+		m->offset_min = offset_ns;
+	if (!m->st.pings || offset_ns > m->offset_max)
+		m->offset_max = offset_ns;
+	m->st.offset_spread_ns = m->offset_max - m->offset_min;
+	m->st.pings++;
+	mutex_unlock(&r->lock);
+}
+
+void pbt_remote_stopped(struct pbt_session *s, u32 machine_id,
+			u64 events_written, u64 events_lost)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_machine *m = machine(r, machine_id);
+
+	if (!m)
+		return;
+	mutex_lock(&r->lock);
+	m->st.guest_events_written = events_written;
+	m->st.guest_events_lost = events_lost;
+	mutex_unlock(&r->lock);
+}
