@@ -880,3 +880,42 @@ int pbt_nl_next_notify(struct pbt_nl *nl, struct pbt_notify *n)
 		nl->noff = 0;
 	}
 }
+
+static void human_bytes(char *buf, size_t n, uint64_t v)
+{
+	if (v >= 10ull << 20)
+		snprintf(buf, n, "%.1f MiB", v / 1048576.0);
+	else if (v >= 10ull << 10)
+		snprintf(buf, n, "%.1f KiB", v / 1024.0);
+	else
+		snprintf(buf, n, "%llu B", (unsigned long long)v);
+}
+
+int pbt_machine_describe(char *buf, size_t n, const struct pbt_machine_info *m)
+{
+	const struct pbtrace_machine_stats *st = &m->st;
+	char bytes[32], clock[160];
+
+	human_bytes(bytes, sizeof(bytes), st->bytes);
+	if (st->pings)
+		snprintf(clock, sizeof(clock),
+			 "%llu pings, rtt %.1f us, offset %+.6f s, spread %.1f us",
+			 (unsigned long long)st->pings, st->rtt_ns / 1e3,
+			 st->offset_ns / 1e9, st->offset_spread_ns / 1e3);
+	else
+		snprintf(clock, sizeof(clock), "no ping round yet: no clock offset");
+	return snprintf(buf, n,
+			"machine %s (id %u): %s, buffer %u, %u cpus\n"
+			"  received %llu chunks, %s; guest wrote %llu events\n"
+			"  lost: %llu chunks in relay gaps, %llu dropped here (queue full), %llu events on the guest, %llu disconnects (%.3f s without it)\n"
+			"  clock: %s\n",
+			m->name, st->machine_id,
+			st->connected ? "connected" : "not connected", st->buffer,
+			st->num_cpus, (unsigned long long)st->chunks, bytes,
+			(unsigned long long)st->guest_events_written,
+			(unsigned long long)st->chunks_lost_relay,
+			(unsigned long long)st->chunks_dropped,
+			(unsigned long long)st->guest_events_lost,
+			(unsigned long long)st->disconnects, st->gap_ns / 1e9,
+			clock);
+}

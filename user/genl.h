@@ -132,6 +132,10 @@ struct pbt_notify {
  * notifications were lost: re-read state with pbt_nl_list_sessions. */
 int pbt_nl_next_notify(struct pbt_nl *nl, struct pbt_notify *n);
 
+/* Four lines for a person (tracectl status): who, what arrived, what was
+ * lost where, the clock. Returns what snprintf does. */
+int pbt_machine_describe(char *buf, size_t n, const struct pbt_machine_info *m);
+
 /*
  * The message halves, for the unit tests: the NEW_SESSION attributes of
  * a spec, and a GET_SESSION reply (a whole generic netlink message) parsed

@@ -864,9 +864,12 @@ static void print_session(const struct pbt_session_info *si, uint64_t now)
 	uint64_t end = si->stop_ns ? si->stop_ns : now;
 	size_t b, i;
 
+	char desc[1024], *line, *save = NULL;
+
 	printf("%-20s id %-4u %-10s %8.1fs  %s\n", si->name, si->id,
 	       state_name(si->state),
 	       si->start_ns ? (end - si->start_ns) / 1e9 : 0.0,
+	       si->relay ? "(relay: recorded for this machine's host)" :
 	       si->output ? si->output : "(no output)");
 	for (b = 0; b < si->nr_buffers; b++) {
 		const struct pbt_buffer_info *bi = &si->buffers[b];
@@ -878,9 +881,20 @@ static void print_session(const struct pbt_session_info *si, uint64_t now)
 			printf(" %s", bi->events[i]);
 		if (bi->nr_pids)
 			printf("; %zu pids", bi->nr_pids);
+		if (bi->nr_machines) {
+			printf("; machines:");
+			for (i = 0; i < bi->nr_machines; i++)
+				printf(" %s", bi->machines[i]);
+		}
 		putchar('\n');
 		for (i = 0; i < bi->nr_cpus; i++)
 			print_cpu(&bi->cpus[i]);
+	}
+	for (i = 0; i < si->nr_machines; i++) {
+		pbt_machine_describe(desc, sizeof(desc), &si->machines[i]);
+		for (line = strtok_r(desc, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			printf("  %s\n", line);
 	}
 }
 

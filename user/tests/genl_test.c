@@ -188,10 +188,38 @@ static void test_parse_machines(void)
 	nlmsg_free(msg);
 }
 
+static void test_describe(void)
+{
+	struct pbt_machine_info m = {
+		.name = "guest2",
+		.st = { .machine_id = 1, .connected = 1, .num_cpus = 2,
+			.chunks = 10, .bytes = 20 << 20, .chunks_lost_relay = 1,
+			.chunks_dropped = 2, .guest_events_written = 5000,
+			.guest_events_lost = 3, .disconnects = 1,
+			.gap_ns = 1500000000, .pings = 12, .rtt_ns = 250500,
+			.offset_ns = -2500000, .offset_spread_ns = 40000 },
+	};
+	char buf[1024];
+
+	pbt_machine_describe(buf, sizeof(buf), &m);
+	tap(strstr(buf, "machine guest2 (id 1): connected, buffer 0, 2 cpus\n") &&
+	    strstr(buf, "received 10 chunks, 20.0 MiB; guest wrote 5000 events\n") &&
+	    strstr(buf, "lost: 1 chunks in relay gaps, 2 dropped here (queue full), 3 events on the guest, 1 disconnects (1.500 s without it)\n") &&
+	    strstr(buf, "clock: 12 pings, rtt 250.5 us, offset -0.002500 s, spread 40.0 us\n"),
+	    "status text: name, id, connected, chunks, bytes, each loss, pings, rtt, offset, spread");
+	memset(&m.st, 0, sizeof(m.st));
+	m.st.machine_id = 4;
+	pbt_machine_describe(buf, sizeof(buf), &m);
+	tap(strstr(buf, "not connected") &&
+	    strstr(buf, "clock: no ping round yet: no clock offset"),
+	    "status text: a machine that left before a ping round");
+}
+
 int main(void)
 {
 	test_put_machines();
 	test_parse_machines();
+	test_describe();
 	printf("1..%d\n", nr_tests);
 	return nr_failed ? 1 : 0;
 }
