@@ -23,12 +23,11 @@
 #       -- selftests/pbtrace/multimachine_test.sh
 set -u
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
-U=${PBTRACE_USER_BUILD:-$TOP/user/build}
-NET=$TOP/selftests/pbtrace/build/mm_net
-CHECK=$TOP/selftests/pbtrace/mm_check.py
-SCHEMA=${PBTRACE_SCHEMA_DIR:-$TOP/../shared/perfetto}
+if [[ -z ${PBTRACE_VM:-} ]]; then
+	echo "1..0 # SKIP needs two guests: tools/vm --two (see the header)"
+	exit 0
+fi
+. "$(dirname "${BASH_SOURCE[0]}")/multimachine_lib.sh"
 # Copies of the traces and the analysis, for a look afterwards.
 KEEP=$TOP/out/multimachine
 KEY=5f0e1d2c3b4a59687786950a1b2c3d4e5f60718293a4b5c6d7e8f90112233445
@@ -43,48 +42,10 @@ P_BETWEEN=20044		# 1 -> 2: session 1 written, session 2 not started
 P_END=20045		# 1 -> 2: all done, unload
 ROUNDS=100
 GAP_MS=20
-P=/sys/module/pbtrace/parameters
-N=0
-FAILED=0
 
-ok() { echo "ok $((++N)) - $*"; }
-not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
-note() { echo "# $*"; }
-# check NAME COMMAND...: one TAP line; returns the command's status.
-check() {
-	local name=$1
-	shift
-	if "$@"; then
-		ok "$name"
-		return 0
-	fi
-	not_ok "$name"
-	return 1
-}
-# Wait up to $1 tenths of a second for the command to succeed.
-wait_for() {
-	local n=$1
-	shift
-	while ((n-- > 0)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
-finish() {
-	echo "1..$N"
-	exit $FAILED
-}
-stat_of() { sed -n "s/^$2 //p" "$P/$1"; }
 # Value of KEY in a "k=v k=v" line.
 field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
-tctl() { timeout 60 "$U/tracectl" "$@"; }
 
-if [[ -z ${PBTRACE_VM:-} ]]; then
-	echo "1..0 # SKIP needs two guests: tools/vm --two (see the header)"
-	exit 0
-fi
-W=$(mktemp -d /tmp/multimachine.XXXXXX)
 rmmod pbtrace 2>/dev/null
 
 # ---- guest 2: the relayed machine ------------------------------------------
@@ -101,11 +62,10 @@ guest2() {
 		wait_for 300 eval '[ "$(stat_of relay_stats connected)" = 1 ]' || finish
 	msg=$("$NET" wait $P_GO 150)
 	check "guest 2: the host started session 1 ($msg)" test "$msg" = go || finish
-	# The host sends CONTROL start when the session starts; give the relay
-	# a moment to set up its local session after it arrived.
-	check "guest 2: the relay got a CONTROL" \
-		wait_for 100 eval '[ "$(stat_of relay_stats controls)" -ge 1 ]'
-	sleep 0.5
+	# The host sends CONTROL start when the session starts; the relay then
+	# records into a local session of its own.
+	check "guest 2: the relay started a local session for the host's" \
+		wait_for 100 eval '[ "$(stat_of relay_stats sessions)" -ge 1 ]'
 	"$NET" ping $HOST_IP $P_UDP $ROUNDS $GAP_MS >"$W/ping.out"
 	check "guest 2: $ROUNDS UDP rounds to the host and back" \
 		test "$(sed -n 's/^rounds=//p' "$W/ping.out")" = $ROUNDS
@@ -122,45 +82,14 @@ guest2() {
 	c2=$(stat_of relay_stats controls)
 	check "guest 2: the host-only session sent this relay no CONTROL ($c1 before, $c2 after)" \
 		test "$c1" = "$c2"
+	check "guest 2: one local session, ended with STOPPED, gone" test \
+		"$(stat_of relay_stats sessions) $(stat_of relay_stats stopped_sent) $(stat_of relay_stats local_session)" = "1 1 0"
 	sed 's/^/# relay_stats: /' "$P/relay_stats"
 	check "guest 2: rmmod with the relay connected" rmmod pbtrace
 	dmesg | grep pbtrace | sed 's/^/# dmesg: /' | tail -n 20
 }
 
 # ---- guest 1: the host -------------------------------------------------------
-TRACED=
-start_traced() {
-	"$U/traced" 2>"$W/traced.log" &
-	TRACED=$!
-	wait_for 300 grep -q ready "$W/traced.log"
-}
-stop_traced() {
-	[[ -n $TRACED ]] || return 0
-	kill -TERM "$TRACED" 2>/dev/null
-	wait "$TRACED"
-}
-
-protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto 2>"$W/protoc.err"
-decode() {
-	protoc --descriptor_set_in="$W/schema.pb" --decode=perfetto.protos.Trace \
-		perfetto_trace.proto <"$1" >"$1.txt" 2>"$1.err"
-}
-
-# mm_check.py's PASS/FAIL lines as TAP, its notes as they are.
-analyse() {
-	local line done=0
-	/usr/bin/python3 "$CHECK" "$@" >"$W/check.out" 2>&1
-	while IFS= read -r line; do
-		case $line in
-		PASS\ *) ok "${line#PASS }"; done=1 ;;
-		FAIL\ *) not_ok "${line#FAIL }"; done=1 ;;
-		*) echo "# $line" ;;
-		esac
-	done <"$W/check.out"
-	((done)) || not_ok "mm_check.py $1 printed no result"
-	[[ -d $KEEP ]] && cat "$W/check.out" >>"$KEEP/check.txt"
-}
-
 EVENTS='ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_waking"
     ftrace_events: "raw_syscalls/sys_enter" ftrace_events: "raw_syscalls/sys_exit"'
 
@@ -178,11 +107,10 @@ write_configs() {
 	unique_session_name: "hostonly"
 	buffers { size_kb: 4096 fill_policy: RING_BUFFER }
 	data_sources { config { name: "linux.ftrace" target_buffer: 0
-	  machine_name_filter: "host"
-	  ftrace_config { $EVENTS } } }
+	  ftrace_config { $EVENTS } }
+	  machine_name_filter: "host" }
 	trace_all_machines: true
 	flush_period_ms: 1000
-	duration_ms: 3000
 	EOF
 }
 
@@ -205,25 +133,37 @@ session_all() {
 	sleep 1.5
 	tctl status >"$W/status.txt" 2>&1
 	sed 's/^/# status: /' "$W/status.txt"
-	check "tracectl status names guest2" grep -q guest2 "$W/status.txt"
+	check "tracectl status: guest2 connected, in session 1" \
+		grep -Eq "machine guest2 \(id [0-9]+\): connected" "$W/status.txt"
+	note "stopping session 1"
 	tctl stop -n multi --wait >"$W/stop.out" 2>&1
 	check "session 1 stops and traced finishes the file" test $? = 0 ||
 		sed 's/^/# /' "$W/stop.out"
 	check "session 1's file decodes with Perfetto's schema" decode "$f"
-	[[ -d $KEEP ]] && cp "$f" "$f.txt" "$W/status.txt" "$KEEP/"
-	analyse all "$f.txt" n=$ROUNDS echo_pid="$echo_pid" \
-		ping_pid="$(field pid "$msg")" name="$(field name "$msg")" \
-		sysname="$(field sysname "$msg")" release="$(field release "$msg")" \
-		machine="$(field machine "$msg")"
+	note "decoded: $(wc -l <"$f.txt") lines"
+	local -a info=(n=$ROUNDS echo_pid="$echo_pid" ping_pid="$(field pid "$msg")"
+		name="$(field name "$msg")" sysname="$(field sysname "$msg")"
+		release="$(field release "$msg")" machine="$(field machine "$msg")")
+	[[ -d $KEEP ]] && cp "$f" "$W/status.txt" "$KEEP/" &&
+		echo "mm_check.py all multi.pftrace.txt ${info[*]}" >"$KEEP/info.txt"
+	analyse all "$f.txt" "${info[@]}"
 }
 
 session_host() {
 	local f=$W/host.pftrace
-	tctl record -c "$W/host.pbtx" -o "$f" >"$W/record.out" 2>&1
-	check "session 2 (machine_name_filter \"host\") records" test $? = 0 ||
-		sed 's/^/# /' "$W/record.out"
+	tctl start -c "$W/host.pbtx" -o "$f" >"$W/start2.out" 2>&1
+	check "session 2 (machine_name_filter \"host\") starts" test $? = 0 ||
+		sed 's/^/# /' "$W/start2.out"
+	sleep 3
+	tctl status >"$W/status2.txt" 2>&1
+	sed 's/^/# status: /' "$W/status2.txt"
+	check "tracectl status: session 2 has no relayed machine" \
+		eval '! grep -q "machine guest2" "$W/status2.txt"'
+	tctl stop -n hostonly --wait >"$W/stop2.out" 2>&1
+	check "session 2 stops and traced finishes the file" test $? = 0 ||
+		sed 's/^/# /' "$W/stop2.out"
 	check "session 2's file decodes with Perfetto's schema" decode "$f"
-	[[ -d $KEEP ]] && cp "$f" "$KEEP/"
+	[[ -d $KEEP ]] && cp "$f" "$W/status2.txt" "$KEEP/"
 	analyse hostonly "$f.txt"
 }
 
