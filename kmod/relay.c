@@ -10,8 +10,13 @@
  * handshake (relay_key): the relay checks the host's proof in WELCOME
  * before it sends its own in AUTH.
  *
- * Not done yet (issue 5): acting on CONTROL (start/stop/flush of a guest
- * session) and streaming its chunks.
+ * CONTROL start makes the relay record a local session for the host
+ * (named "relay", marked PBTRACE_A_SESSION_RELAY so traced leaves it
+ * alone): one buffer of the size the host asked for, with the events this
+ * kernel knows by name. The same thread then sends each sealed chunk as a
+ * CHUNK frame, flushes about every second, and on CONTROL stop sends
+ * what is left and a STOPPED frame with the session's counters. A lost
+ * connection or module unload ends the local session with it.
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -26,6 +31,7 @@
 #include <crypto/algapi.h>
 #include <net/sock.h>
 
+#include "pbtrace.h"
 #include "relay.h"
 #include "core/frame.h"
 
@@ -56,11 +62,23 @@ static size_t key_len;
 #define BACKOFF_MAX_MS	30000
 #define HOST_TIMEOUT_MS	10000		/* no WELCOME or PONG: host is dead */
 #define RX_SIZE		(FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX)
+/*
+ * While a session records, the receive wait is short so sealed chunks go
+ * out promptly; a busy drain hands back to the receive loop every few
+ * chunks so CONTROL and PONG are never starved.
+ */
+#define RX_BUSY_TIMEO	(HZ / 20)
+#define DRAIN_BUDGET	8
+#define FLUSH_PERIOD	HZ
+#define EVENT_NAME_MAX	64
 
 /* What relay_stats shows; written by the relay thread only. */
 static struct {
 	u32 connects, welcomes, pongs, controls, errors;
 	u32 machine_id;
+	u32 session, local_session;	/* host's id and ours, 0: none */
+	u32 sessions, start_failed, stopped_sent, events_skipped;
+	u64 chunks_sent, bytes_sent;
 	u64 rtt_ns;			/* last ping round trip */
 	int last_error;			/* -errno or -FRAME_E_x */
 	bool connected;
@@ -295,7 +313,8 @@ static void relay_hello(struct frame *f)
 	memset(f, 0, sizeof(*f));
 	f->type = FRAME_HELLO;
 	memcpy(f->hello.hint, relay_hint_bytes, FRAME_HINT_LEN);
-	f->hello.num_cpus = num_online_cpus();
+	/* CHUNK's cpu is checked against this: the highest id, not a count. */
+	f->hello.num_cpus = nr_cpu_ids;
 	f->hello.ram_bytes = (u64)totalram_pages() << PAGE_SHIFT;
 	f->hello.name = fstr(relay_name ? relay_name : u->sysname);
 	f->hello.sysname = fstr(u->sysname);
@@ -305,6 +324,17 @@ static void relay_hello(struct frame *f)
 }
 
 /* ---- one connection ---- */
+
+/* The local session recording for the host; s is NULL when none runs. */
+struct relay_sess {
+	struct pbt_session *s;		/* our reference */
+	struct pbt_buffer *b;		/* s->buffers[0] */
+	u32 id;				/* local session id */
+	u32 host_id;			/* the host's, from CONTROL start */
+	u32 *cpu_seq;			/* next CHUNK sequence, per CPU */
+	u64 chunks;			/* CHUNK frames sent */
+	unsigned long next_flush;	/* jiffies */
+};
 
 struct relay_conn {
 	struct socket *sock;
@@ -324,11 +354,49 @@ struct relay_conn {
 	size_t hello_len;
 	u8 *rx;
 	size_t have;
+	struct relay_sess sess;
+	u32 failed_id;			/* host session we could not start */
 	u8 tx[FRAME_HDR_LEN + 512];
 };
 
+/*
+ * Send all of @vec. The socket's 1 s timeout only lets us notice module
+ * unload: a host slow to read gets HOST_TIMEOUT_MS before we give up, as
+ * for a missing PONG. A frame is never cut short while the link lives.
+ */
+static int relay_sendv(struct relay_conn *c, struct kvec *vec, size_t nr,
+		       size_t len)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(HOST_TIMEOUT_MS);
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	size_t done;
+	int ret;
+
+	while (len) {
+		ret = kernel_sendmsg(c->sock, &msg, vec, nr, len);
+		if (ret == -EAGAIN || ret == -EINTR) {
+			if (kthread_should_stop())
+				return -EINTR;
+			if (time_after(jiffies, deadline))
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (ret <= 0)
+			return ret ? ret : -EPIPE;
+		len -= ret;
+		for (done = ret; nr && done >= vec->iov_len; vec++, nr--)
+			done -= vec->iov_len;
+		if (nr) {
+			vec->iov_base += done;
+			vec->iov_len -= done;
+		}
+	}
+	return 0;
+}
+
 static int relay_send(struct relay_conn *c, struct frame *f)
 {
+	struct kvec vec;
 	size_t n;
 
 	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx, sizeof(c->tx), f);
@@ -338,7 +406,303 @@ static int relay_send(struct relay_conn *c, struct frame *f)
 		c->hello_len = n - FRAME_HDR_LEN;
 		memcpy(c->hello, c->tx + FRAME_HDR_LEN, c->hello_len);
 	}
-	return pbt_send_all(c->sock, c->tx, n);
+	vec.iov_base = c->tx;
+	vec.iov_len = n;
+	return relay_sendv(c, &vec, 1, n);
+}
+
+/* ---- the session the host asked for ---- */
+
+/* "group/name,group/name" (charset checked by the parser) to event bits. */
+static u64 relay_events(const struct frame_str *list)
+{
+	const char *p = list->p, *end = list->p + list->len, *comma;
+	char name[EVENT_NAME_MAX];
+	u64 events = 0;
+	size_t n;
+	int id;
+
+	for (; p < end; p += n + 1) {
+		comma = memchr(p, ',', end - p);
+		n = (comma ? comma : end) - p;
+		if (!n)
+			continue;
+		id = -ENOENT;
+		if (n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			id = pbt_event_lookup(name);
+		}
+		if (id >= 0 && pbt_event_available(id)) {
+			events |= BIT_ULL(id);
+			continue;
+		}
+		rst.events_skipped++;
+		pr_info_ratelimited("pbtrace: relay: host asked for event '%.*s', which this kernel cannot trace: skipped\n",
+				    (int)min_t(size_t, n, EVENT_NAME_MAX), p);
+	}
+	return events;
+}
+
+/*
+ * One buffer as the host asked: its per-CPU size (at least two chunks,
+ * at most a sixteenth of our RAM in all) and chunk size.
+ */
+static int relay_params(const struct frame_control *ctl,
+			struct pbt_session_params *p)
+{
+	struct pbt_buffer_params *bp = &p->buffers[0];
+	u32 chunk_kb = ctl->chunk_kb ? ctl->chunk_kb : 16;
+	u64 ram_kb = ((u64)totalram_pages() << PAGE_SHIFT) / 1024;
+	u64 per_cpu_kb = max_t(u64, ctl->size_kb, 2 * chunk_kb);
+	u64 max_kb = min_t(u64, ram_kb / 16, 1024 * 1024);
+
+	if (chunk_kb < 4 || chunk_kb > 256 || !is_power_of_2(chunk_kb)) {
+		pr_info("pbtrace: relay: host asked for %u KiB chunks: want 4..256, a power of two\n",
+			ctl->chunk_kb);
+		return -EINVAL;
+	}
+	per_cpu_kb = min_t(u64, per_cpu_kb, max_kb / num_possible_cpus());
+	per_cpu_kb = max_t(u64, per_cpu_kb, 2 * chunk_kb);
+	strscpy(p->name, "relay", sizeof(p->name));
+	p->relay = true;
+	p->nr_buffers = 1;
+	bp->size_kb = per_cpu_kb * num_possible_cpus();
+	bp->chunk_kb = chunk_kb;
+	bp->fill_policy = PBTRACE_FILL_RING_BUFFER;
+	bp->events = relay_events(&ctl->events);
+	return 0;
+}
+
+/* Stop and destroy the local session, if any, without a word to the host. */
+static void relay_end(struct relay_conn *c)
+{
+	struct relay_sess *rs = &c->sess;
+
+	if (!rs->s)
+		return;
+	pbt_session_destroy(rs->id);	/* -ENOENT if a user destroyed it */
+	pbt_session_put(rs->s);
+	kfree(rs->cpu_seq);
+	memset(rs, 0, sizeof(*rs));
+	rst.session = 0;
+	rst.local_session = 0;
+	if (c->sock)
+		c->sock->sk->sk_rcvtimeo = HZ;
+}
+
+static int relay_new_session(struct relay_conn *c,
+			     const struct frame_control *ctl)
+{
+	struct relay_sess *rs = &c->sess;
+	struct pbt_session_params *p;
+	int ret;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	ret = relay_params(ctl, p);
+	if (!ret)
+		ret = pbt_session_new(p, &rs->id, NULL);
+	kfree(p);
+	if (ret)
+		return ret;
+	rs->s = pbt_session_get(rs->id);
+	rs->cpu_seq = kcalloc(nr_cpu_ids, sizeof(*rs->cpu_seq), GFP_KERNEL);
+	if (!rs->s || !rs->cpu_seq) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	rs->b = rs->s->buffers[0];
+	rs->host_id = ctl->session;
+	ret = pbt_session_start(rs->id);
+	if (ret)
+		goto err;
+	return 0;
+
+err:
+	pbt_session_destroy(rs->id);
+	pbt_session_put(rs->s);
+	kfree(rs->cpu_seq);
+	memset(rs, 0, sizeof(*rs));
+	return ret;
+}
+
+static int relay_finish(struct relay_conn *c);
+
+static int relay_start(struct relay_conn *c, const struct frame_control *ctl)
+{
+	int ret;
+
+	if (c->sess.s) {
+		if (c->sess.host_id == ctl->session)
+			return 0;		/* told twice */
+		ret = relay_finish(c);		/* the host moved on */
+		if (ret)
+			return ret;
+	}
+	ret = relay_new_session(c, ctl);
+	if (ret) {
+		/* Our problem, not the link's: the host sees no chunks. */
+		rst.start_failed++;
+		c->failed_id = ctl->session;
+		pr_info("pbtrace: relay: cannot record session %u for the host: %d\n",
+			ctl->session, ret);
+		return 0;
+	}
+	c->sess.next_flush = jiffies + FLUSH_PERIOD;
+	c->sock->sk->sk_rcvtimeo = RX_BUSY_TIMEO;
+	rst.sessions++;
+	rst.session = ctl->session;
+	rst.local_session = c->sess.id;
+	pr_info("pbtrace: relay: recording host session %u as local session %u\n",
+		ctl->session, c->sess.id);
+	return 0;
+}
+
+/* One sealed chunk as a CHUNK frame, its bytes sent from where they lie. */
+static int relay_send_chunk(struct relay_conn *c,
+			    const struct pbtrace_chunk_req *req, void *data)
+{
+	struct relay_sess *rs = &c->sess;
+	u8 hdr[FRAME_HDR_LEN + FRAME_CHUNK_HDR];
+	__le32 v[2] = { cpu_to_le32(req->cpu),
+			cpu_to_le32(rs->cpu_seq[req->cpu]) };
+	struct kvec vec[2] = {
+		{ hdr, sizeof(hdr) },
+		{ data, req->len },
+	};
+	int ret;
+
+	frame_encode_header(hdr, FRAME_CHUNK, FRAME_CHUNK_HDR + req->len,
+			    c->tx_seq);
+	memcpy(hdr + FRAME_HDR_LEN, v, sizeof(v));
+	ret = relay_sendv(c, vec, 2, sizeof(hdr) + req->len);
+	if (ret)
+		return ret;
+	c->tx_seq++;
+	rs->cpu_seq[req->cpu]++;
+	rs->chunks++;
+	rst.chunks_sent++;
+	rst.bytes_sent += req->len;
+	return 0;
+}
+
+/* Send up to @budget sealed chunks. Returns how many, or -errno. */
+static int relay_drain(struct relay_conn *c, int budget)
+{
+	struct relay_sess *rs = &c->sess;
+	struct pbtrace_chunk_req req;
+	size_t vsize;
+	u8 *vmem = pbt_buffer_vmem(rs->b, &vsize);
+	int n = 0, ret;
+
+	while (n < budget && !pbt_buffer_get_chunk(rs->b, &req)) {
+		/* A CHUNK carries at least one record; never more than 256 KiB. */
+		if (req.len < 2 || req.len > FRAME_CHUNK_MAX ||
+		    req.offset + req.len > vsize) {
+			pbt_buffer_put_chunk(rs->b, req.index);
+			continue;
+		}
+		ret = relay_send_chunk(c, &req, vmem + req.offset);
+		if (ret) {
+			pbt_buffer_unget_chunk(rs->b, req.index);
+			return ret;
+		}
+		pbt_buffer_put_chunk(rs->b, req.index);
+		n++;
+	}
+	return n;
+}
+
+/* The guest's own counters over every CPU, for STOPPED. */
+static void relay_counters(struct pbt_buffer *b, struct frame_stopped *st)
+{
+	struct pbtrace_cpu_stats cs;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		pbt_buffer_stats(b, cpu, &cs);
+		st->events_written += cs.events_written;
+		st->events_lost += cs.lost_full + cs.lost_overwritten +
+				   cs.lost_too_large + cs.lost_nmi;
+	}
+}
+
+/*
+ * CONTROL stop: stop (which seals every chunk), send every chunk, then
+ * STOPPED, so the host knows nothing more comes for this session.
+ */
+static int relay_finish(struct relay_conn *c)
+{
+	struct relay_sess *rs = &c->sess;
+	struct frame f;
+	int ret;
+
+	pbt_session_stop(rs->id);	/* -EALREADY if a user stopped it */
+	do {
+		ret = relay_drain(c, DRAIN_BUDGET);
+	} while (ret > 0);
+	if (ret < 0)
+		return ret;
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_STOPPED;
+	f.stopped.session_id = rs->host_id;
+	relay_counters(rs->b, &f.stopped);
+	pr_info("pbtrace: relay: host session %u done: %llu events written, %llu lost, %llu chunks sent\n",
+		rs->host_id, f.stopped.events_written, f.stopped.events_lost,
+		rs->chunks);
+	relay_end(c);
+	ret = relay_send(c, &f);
+	if (!ret)
+		rst.stopped_sent++;
+	return ret;
+}
+
+static int relay_stop(struct relay_conn *c, const struct frame_control *ctl)
+{
+	struct frame f;
+
+	if (c->sess.s && c->sess.host_id == ctl->session)
+		return relay_finish(c);
+	if (c->failed_id != ctl->session || !ctl->session)
+		return 0;		/* not ours, or already done */
+	/* Nothing recorded, but the host need not wait for us. */
+	c->failed_id = 0;
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_STOPPED;
+	f.stopped.session_id = ctl->session;
+	return relay_send(c, &f);
+}
+
+static int relay_control(struct relay_conn *c, const struct frame_control *ctl)
+{
+	rst.controls++;
+	switch (ctl->op) {
+	case FRAME_CTL_START:
+		return relay_start(c, ctl);
+	case FRAME_CTL_STOP:
+		return relay_stop(c, ctl);
+	case FRAME_CTL_FLUSH:
+		if (c->sess.s && c->sess.host_id == ctl->session) {
+			pbt_session_flush(c->sess.id);
+			c->sess.next_flush = jiffies + FLUSH_PERIOD;
+		}
+		return 0;
+	}
+	return -EPROTO;
+}
+
+/* Seal what the probes wrote about every second, then send what is sealed. */
+static int relay_stream(struct relay_conn *c)
+{
+	if (!c->sess.s)
+		return 0;
+	if (time_after_eq(jiffies, c->sess.next_flush)) {
+		pbt_session_flush(c->sess.id);
+		c->sess.next_flush = jiffies + FLUSH_PERIOD;
+	}
+	return relay_drain(c, DRAIN_BUDGET);
 }
 
 static int relay_ping(struct relay_conn *c)
@@ -415,9 +779,7 @@ static int relay_handle(struct relay_conn *c, const struct frame *f)
 		memcpy(c->prev_recv, now, sizeof(now));
 		return 0;
 	case FRAME_CONTROL:
-		/* Guest sessions started by the host: not implemented yet. */
-		rst.controls++;
-		return 0;
+		return relay_control(c, &f->control);
 	case FRAME_GOODBYE:
 		return -ECONNRESET;
 	}
@@ -451,7 +813,7 @@ static int relay_run(struct relay_conn *c)
 	struct msghdr msg = {};
 	struct frame f;
 	struct kvec vec;
-	int ret;
+	int ret, sent;
 
 	frame_parser_init(&c->ps, FRAME_ROLE_RELAY, false);
 	c->deadline = jiffies + msecs_to_jiffies(HOST_TIMEOUT_MS);
@@ -468,9 +830,16 @@ static int relay_run(struct relay_conn *c)
 			if (ret)
 				break;
 		}
+		sent = relay_stream(c);
+		if (sent < 0) {
+			ret = sent;
+			break;
+		}
+		/* More chunks waiting: only look for frames, do not wait. */
 		vec.iov_base = c->rx + c->have;
 		vec.iov_len = RX_SIZE - c->have;
-		ret = kernel_recvmsg(c->sock, &msg, &vec, 1, vec.iov_len, 0);
+		ret = kernel_recvmsg(c->sock, &msg, &vec, 1, vec.iov_len,
+				     sent == DRAIN_BUDGET ? MSG_DONTWAIT : 0);
 		if (ret == -EAGAIN || ret == -EINTR) {
 			/* A host that owes us WELCOME or PONG too long is dead. */
 			if ((!c->welcomed || c->ps.ping_out) &&
@@ -512,9 +881,12 @@ static int relay_connect_once(struct relay_conn *c)
 		c->tx_seq = 0;
 		c->prev_id = 0;
 		c->bad = 0;
+		c->failed_id = 0;
 		ret = relay_run(c);
 		rst.connected = false;
 	}
+	/* The host counts the gap; a new CONTROL start begins afresh. */
+	relay_end(c);
 	sock_release(c->sock);
 	c->sock = NULL;
 	return ret;
@@ -547,10 +919,13 @@ static int relay_thread(void *arg)
 static int relay_stats_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf,
-			  "connected %d\nmachine_id %u\nconnects %u\nwelcomes %u\npongs %u\nrtt_ns %llu\ncontrols %u\nerrors %u\nlast_error %d\n",
+			  "connected %d\nmachine_id %u\nconnects %u\nwelcomes %u\npongs %u\nrtt_ns %llu\ncontrols %u\nerrors %u\nlast_error %d\nsession %u\nlocal_session %u\nsessions %u\nstart_failed %u\nevents_skipped %u\nchunks_sent %llu\nbytes_sent %llu\nstopped_sent %u\n",
 			  rst.connected, rst.machine_id, rst.connects,
 			  rst.welcomes, rst.pongs, rst.rtt_ns, rst.controls,
-			  rst.errors, rst.last_error);
+			  rst.errors, rst.last_error, rst.session,
+			  rst.local_session, rst.sessions, rst.start_failed,
+			  rst.events_skipped, rst.chunks_sent, rst.bytes_sent,
+			  rst.stopped_sent);
 }
 
 static const struct kernel_param_ops relay_stats_ops = {
