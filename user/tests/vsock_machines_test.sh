@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tools/vm: --vsock --no-module
+#
+# traced and tracectl with a relayed machine, in one guest: pbtrace.ko is
+# both the endpoint (vsock:PORT) and a relay to it over vsock_loopback
+# (CID 1), named "loopguest". A session with trace_all_machines: true must
+# get the relay's chunks through READ_REMOTE, stamped with the machine's
+# id, while traced leaves the relay's own local session alone; tracectl
+# status shows the machine; the file decodes with Perfetto's schema and
+# holds, for the machine: its system_info, clock packets, sched events and
+# a trace_stats stamped with its machine_id. A second session with
+# machine_name_filter: "host" must record nothing from the machine.
+# Prints TAP. Run from the repo: tools/vm --vsock --no-module -- user/tests/vsock_machines_test.sh
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
+BIN=$TOP/user/build
+SCHEMA=${PBTRACE_SCHEMA_DIR:-$TOP/../shared/perfetto}
+PORT=20011
+P=/sys/module/pbtrace/parameters
+W=/tmp/vm_machines
+N=0
+FAILED=0
+
+ok() { echo "ok $((++N)) - $*"; }
+not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+wait_for() {
+	local n=$1
+	shift
+	while ((n-- > 0)); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	"$@"
+}
+finish() {
+	[[ -n ${TRACED:-} ]] && kill "$TRACED" 2>/dev/null && wait "$TRACED"
+	rmmod pbtrace 2>/dev/null
+	echo "1..$N"
+	exit $FAILED
+}
+decode() {
+	protoc -I "$SCHEMA" --decode=perfetto.protos.Trace perfetto_trace.proto < "$1"
+}
+
+mkdir -p $W
+rmmod pbtrace 2>/dev/null
+if ! insmod "$KO" endpoint=vsock:$PORT relay=vsock:1:$PORT relay_name=loopguest; then
+	not_ok "insmod pbtrace.ko endpoint=vsock:$PORT relay=vsock:1:$PORT"
+	finish
+fi
+check "the relay connects to the endpoint over vsock loopback" \
+	wait_for 100 grep -q "^machine 1 " $P/endpoint_stats
+
+"$BIN/traced" 2> $W/traced.log &
+TRACED=$!
+wait_for 50 eval '"$BIN/tracectl" status 2>/dev/null | grep -q "traced: running"'
+
+cat > $W/all.pbtx <<EOF
+buffers { size_kb: 512 fill_policy: DISCARD }
+data_sources { config { name: "linux.ftrace" ftrace_config {
+  ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_process_exit" } } }
+trace_all_machines: true
+write_into_file: true
+file_write_period_ms: 500
+unique_session_name: "all"
+EOF
+cat > $W/host.pbtx <<EOF
+buffers { size_kb: 512 fill_policy: DISCARD }
+data_sources { config { name: "linux.ftrace" ftrace_config {
+  ftrace_events: "sched/sched_switch" } } machine_name_filter: "host" }
+trace_all_machines: true
+unique_session_name: "hostonly"
+EOF
+
+"$BIN/tracectl" start -c $W/all.pbtx -o $W/all.pftrace > $W/start.out 2>&1
+check "tracectl start -c all.pbtx (trace_all_machines)" test $? -eq 0
+"$BIN/tracectl" start -c $W/host.pbtx -o $W/host.pftrace >> $W/start.out 2>&1
+check "tracectl start -c host.pbtx (machine_name_filter: host)" test $? -eq 0
+# The relay's session appears on this machine too; it must stay the relay's.
+check "the relay runs its local session for the host" \
+	wait_for 50 eval '"$BIN/tracectl" status | grep -q "(relay: recorded for this machine'"'"'s host)"'
+sleep 3
+"$BIN/tracectl" status > $W/status.out 2>&1
+check "tracectl status shows the machine, its chunks and clock" \
+	grep -q "machine loopguest (id [1-9][0-9]*): connected, buffer 0" $W/status.out
+grep -A3 "machine loopguest" $W/status.out | sed 's/^/# /'
+"$BIN/tracectl" stop -n all --wait > /dev/null 2>> $W/start.out
+check "tracectl stop --wait: traced finished the file" test $? -eq 0
+"$BIN/tracectl" stop -n hostonly --wait > /dev/null 2>> $W/start.out
+sed 's/^/# traced: /' $W/traced.log | grep -i "machine\|remote\|relay\|error" | head -20
+
+decode $W/all.pftrace > $W/all.txt 2> $W/decode.err
+check "the file decodes with Perfetto's schema" test $? -eq 0
+ID=$(grep -m1 -o "^  machine_id: [0-9]*$" $W/all.txt | grep -o "[0-9]*$")
+check "packets stamped with a non-zero machine_id" test -n "$ID" -a "${ID:-0}" != 0
+# One pass, packet by packet: what the machine's packets (machine_id $ID)
+# and the host's (none) hold. Flags only: the text is large.
+awk -v id="$ID" '
+	/^packet {/ { mid = 0; delete f; next }
+	/^  machine_id: / { mid = $2; next }
+	/sched_switch {/ { f["sched"] = 1 }
+	/machine_name: "loopguest"/ { f["sysinfo"] = 1 }
+	/^  remote_clock_sync {/ || /^  clock_snapshot {/ { f["clock"] = 1 }
+	/^    chunks_written: [1-9]/ { f["stats"] = 1 }
+	/^}/ { who = mid == id ? "machine" : mid ? "other" : "host"
+	       for (k in f) print who, k; next }' $W/all.txt | sort -u > $W/flags.txt
+sed 's/^/# /' $W/flags.txt
+check "the machine's sched_switch events are in the file" grep -qx "machine sched" $W/flags.txt
+check "the machine's system_info names it" grep -qx "machine sysinfo" $W/flags.txt
+check "the machine's clock: clock_snapshot or remote_clock_sync" grep -qx "machine clock" $W/flags.txt
+check "a trace_stats stamped with the machine's id, its chunks counted" grep -qx "machine stats" $W/flags.txt
+check "host packets (no machine_id) carry sched_switch too" grep -qx "host sched" $W/flags.txt
+check "no packet of another machine id" eval '! grep -q "^other" $W/flags.txt'
+decode $W/host.pftrace > $W/host.txt 2>> $W/decode.err
+check "the host-only session decodes and has no machine_id packet" \
+	eval '[[ -s $W/host.txt ]] && ! grep -q "^  machine_id" $W/host.txt && grep -q "sched_switch {" $W/host.txt'
+check "traced did not touch the relay's session" \
+	eval '! grep -q "session .* (relay)" $W/traced.log'
+finish
