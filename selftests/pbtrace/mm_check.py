@@ -18,10 +18,12 @@ trace_processor does (ProtoTraceReader::CalculateClockOffsets): the
 synced_clocks of one packet are (client, host) snapshot pairs; each
 adjacent pair (ping, update) less than 30 s apart gives two estimates,
 (c1 + c2) / 2 - h1 and c2 - (h1 + h2) / 2, and the packet's offset is their
-average (client minus host, so host time = client time - offset). As in
-trace_processor, where the latest RemoteClockSync wins, an event uses the
-offset of the last packet whose first client BOOTTIME is not after it
-(the first packet's before that).
+average (client minus host, so host time = client time - offset).
+trace_processor parses RemoteClockSync packets and converts ftrace event
+times as it tokenizes, in file order, and each RemoteClockSync replaces
+the machine's offset: so a guest event here gets the offset of the last
+RemoteClockSync of its machine before its packet in the file, and none
+(0) before the first one.
 """
 import statistics
 import sys
@@ -130,8 +132,10 @@ class Trace:
         self.syncs = {}           # machine_id -> [remote_clock_sync]
         self.snapshots = {}       # machine_id -> clock_snapshot count
         self.stats = {}           # machine_id -> [trace_stats]
-        self.span = {}            # machine_id -> [first, last] event timestamp
-        self.sys = {}             # (machine_id, pid) -> [(ts, kind, id, ret)]
+        self.span = {}            # machine_id -> [first, last] on the host timeline
+        self.sys = {}             # (machine_id, pid) -> [(ts, kind, id, ret, host ts)]
+        self.offset = {}          # machine_id -> offset of its latest RemoteClockSync
+        self.unsynced = {}        # machine_id -> events before its first one
         for p in packets(path):
             self.add(p)
 
@@ -143,6 +147,10 @@ class Trace:
                            ('trace_stats', self.stats)):
             if key in p:
                 table.setdefault(m, []).append(p[key][0])
+        if 'remote_clock_sync' in p:
+            off = tp_offset(p['remote_clock_sync'][0])
+            if off is not None:
+                self.offset[m] = off
         if 'clock_snapshot' in p:
             self.snapshots[m] = self.snapshots.get(m, 0) + 1
         for bundle in p.get('ftrace_events', []):
@@ -155,18 +163,22 @@ class Trace:
             self.bad_seq.append((m, cpu, one(p, 'trusted_packet_sequence_id')))
         kinds = self.kinds.setdefault(m, set())
         span = self.span.setdefault(m, [None, None])
+        off = self.offset.get(m, 0)
         for ev in bundle.get('event', []):
             self.events[m] = self.events.get(m, 0) + 1
+            if m is not None and m not in self.offset:
+                self.unsynced[m] = self.unsynced.get(m, 0) + 1
             ts = one(ev, 'timestamp')
             kind = next((k for k in ev if k not in ('timestamp', 'pid')), None)
             kinds.add(kind)
             if ts is not None:
-                span[0] = ts if span[0] is None else min(span[0], ts)
-                span[1] = ts if span[1] is None else max(span[1], ts)
+                hts = ts - off
+                span[0] = hts if span[0] is None else min(span[0], hts)
+                span[1] = hts if span[1] is None else max(span[1], hts)
             if kind in ('sys_enter', 'sys_exit'):
                 f = ev[kind][0]
                 self.sys.setdefault((m, one(ev, 'pid')), []).append(
-                    (ts, kind, one(f, 'id'), one(f, 'ret')))
+                    (ts, kind, one(f, 'id'), one(f, 'ret'), ts - off))
 
 
 class Checks:
@@ -261,18 +273,10 @@ def sync_table(c, t, m):
     return table
 
 
-def offset_at(table, ts):
-    off = table[0][1]
-    for first, o, _ in table:
-        if first > ts:
-            break
-        off = o
-    return off
-
-
 def calls(t, m, pid, kind, nr):
-    """Timestamps of pid's kind(nr) events; recvfrom exits only if data came."""
-    return [ts for ts, k, i, ret in sorted(t.sys.get((m, pid), []))
+    """(own clock, host timeline) times of pid's kind(nr) events, in order;
+    recvfrom exits only if data came."""
+    return [(ts, hts) for ts, k, i, ret, hts in sorted(t.sys.get((m, pid), []))
             if k == kind and i == nr and (kind == 'sys_enter' or (ret or 0) > 0)]
 
 
@@ -290,44 +294,46 @@ def check_causality(c, t, m, table, info):
         c.check('causality: every receive later than its send', False,
                 'not checked: needs the clock syncs and N matched syscalls')
         return
-    def conv(ts):
-        return ts - offset_at(table, ts)
-    up = [hr - conv(gs) for gs, hr in zip(g_send, h_recv)]
-    down = [conv(gr) - hs for hs, gr in zip(h_send, g_recv)]
-    rtt = [gr - gs for gs, gr in zip(g_send, g_recv)]
+    # Index 1 is the time on the host's timeline (the host's own: equal).
+    up = [hr[1] - gs[1] for gs, hr in zip(g_send, h_recv)]
+    down = [gr[1] - hs[1] for hs, gr in zip(h_send, g_recv)]
+    rtt = [gr[0] - gs[0] for gs, gr in zip(g_send, g_recv)]
     bad_up = [(i, d) for i, d in enumerate(up) if d <= 0]
     bad_down = [(i, d) for i, d in enumerate(down) if d <= 0]
-    c.note('UDP one-way delays: guest->host min %d / median %d ns, '
+    c.note('UDP one-way delays on the host timeline: guest->host min %d / median %d ns, '
            'host->guest min %d / median %d ns; RTT (guest clock) median %d ns' % (
                min(up), statistics.median(up), min(down), statistics.median(down),
                statistics.median(rtt)))
     c.check('causality: each host recvfrom returns after the guest\'s sendto (%d rounds)' % n,
-            not bad_up, '%d rounds backwards, first %s' % (len(bad_up), bad_up[:3]))
+            not bad_up, '%d rounds backwards (round, ns), first %s' % (len(bad_up), bad_up[:3]))
     c.check('causality: each guest recvfrom returns after the host\'s sendto (%d rounds)' % n,
-            not bad_down, '%d rounds backwards, first %s' % (len(bad_down), bad_down[:3]))
+            not bad_down, '%d rounds backwards (round, ns), first %s' % (
+                len(bad_down), bad_down[:3]))
     # The round trip seen by the guest alone needs no offset; the one-way
-    # delays the offset implies must each fit inside it.
+    # delays the offsets imply must each fit inside it.
     bad = [i for i in range(n) if not (0 < up[i] < rtt[i] and 0 < down[i] < rtt[i])]
     c.check('one-way delays each shorter than their round trip', not bad,
-            '%d rounds: %s' % (len(bad), [(up[i], down[i], rtt[i]) for i in bad[:3]]))
+            '%d rounds (up, down, rtt): %s' % (
+                len(bad), [(up[i], down[i], rtt[i]) for i in bad[:3]]))
     # The echo bounds the true offset: each round's guest sendto entry and
     # recvfrom exit enclose the host's recvfrom exit and sendto entry, so
     # guest - host lies in [gs - hr, gr - hs] for every round. The NTP
     # midpoint of the lowest-RTT ping round must fall inside all of them:
-    # that proves the clock stamps the kernel recorded, whatever the
+    # that proves the clock stamps the kernel recorded, whatever an
     # analysis makes of them.
-    lo = max(a - b for a, b in zip(g_send, h_recv))
-    hi = min(a - b for a, b in zip(g_recv, h_send))
+    lo = max(gs[0] - hr[0] for gs, hr in zip(g_send, h_recv))
+    hi = min(gr[0] - hs[0] for gr, hs in zip(g_recv, h_send))
+    used = sorted({gs[0] - gs[1] for gs in g_send + g_recv})
     best = min(table, key=lambda x: x[2][4])
-    c.note('offset (guest - host) allowed by all %d echo rounds: %d .. %d ns; '
-           'trace_processor\'s at the first send %d ns; NTP midpoint of the '
-           'lowest-RTT ping round (RTT %d ns) %d ns' % (
-               n, lo, hi, offset_at(table, g_send[0]), best[2][4], best[2][5]))
+    c.note('offset (guest - host) every echo round allows: %d .. %d ns; '
+           'trace_processor\'s offsets in use for these events: %s ns; NTP midpoint '
+           'of the lowest-RTT ping round (RTT %d ns): %d ns' % (
+               lo, hi, used[:6], best[2][4], best[2][5]))
     c.check('the lowest-RTT ping round\'s NTP offset lies inside every echo round\'s window',
             lo <= best[2][5] <= hi, '%d not in %d .. %d' % (best[2][5], lo, hi))
 
 
-def check_timeline(c, t, m, table):
+def check_timeline(c, t, m):
     """The guest records from CONTROL start to CONTROL stop, which the host
     sends after its own probes are on and after they are off: on the host's
     timeline its first event must follow the host's first. Its last may
@@ -335,17 +341,19 @@ def check_timeline(c, t, m, table):
     more than 5): a missing or wrong offset moves them by the guests'
     difference in boot time."""
     hs, gs = t.span.get(None), t.span.get(m)
-    if not (table and hs and gs and None not in hs + gs):
-        c.check('guest events on the host timeline', False, 'no events or no offsets')
+    c.check('every guest event follows a RemoteClockSync of its machine in the file '
+            '(trace_processor has no offset for it before)', not t.unsynced.get(m),
+            '%d events before the first' % t.unsynced.get(m, 0))
+    if not (hs and gs and None not in hs + gs):
+        c.check('guest events on the host timeline', False, 'no events')
         return
-    lo, hi = gs[0] - offset_at(table, gs[0]), gs[1] - offset_at(table, gs[1])
     c.note('host events %d..%d, guest events on the host timeline %d..%d' % (
-        hs[0], hs[1], lo, hi))
+        hs[0], hs[1], gs[0], gs[1]))
     c.check('the guest\'s first event comes after the host\'s first (CONTROL start)',
-            lo > hs[0], 'guest first %d, host first %d' % (lo, hs[0]))
+            gs[0] > hs[0], 'guest first %d, host first %d' % (gs[0], hs[0]))
     c.check('the guest\'s last event is within 5 s of the host\'s last (CONTROL stop)',
-            hs[1] - 5 * 10**9 < hi < hs[1] + 5 * 10**9,
-            'guest last %d, host last %d' % (hi, hs[1]))
+            hs[1] - 5 * 10**9 < gs[1] < hs[1] + 5 * 10**9,
+            'guest last %d, host last %d' % (gs[1], hs[1]))
 
 
 def check_all(path, info):
@@ -360,7 +368,7 @@ def check_all(path, info):
     check_events(c, t, m)
     table = sync_table(c, t, m)
     check_causality(c, t, m, table, info)
-    check_timeline(c, t, m, table)
+    check_timeline(c, t, m)
     for mid, stats in sorted(t.stats.items(), key=lambda x: x[0] or 0):
         c.note('trace_stats of %s: %d packets' % (
             'host' if mid is None else 'machine %d' % mid, len(stats)))
