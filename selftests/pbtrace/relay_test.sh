@@ -9,8 +9,13 @@
 # hostile client (build/relay_hostile) is counted and dropped while the
 # relay stays connected; the module unloads cleanly. Then the same over
 # TCP on loopback with the shared-key handshake, the hostile client trying
-# no, wrong, replayed and right proofs. tools/vm fails the run on any
-# kernel complaint in dmesg.
+# no, wrong, replayed and right proofs. Then the relay records for a host:
+# a userspace host (build/relay_fakehost) sends CONTROL start, flush and
+# stop and checks every CHUNK with the module's own frame parser; the
+# chunks decode with Perfetto's schema to as many events as STOPPED says
+# the guest wrote; a dropped connection and a reconnect start afresh; the
+# module unloads while a relayed session streams. tools/vm fails the run
+# on any kernel complaint in dmesg.
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,18 +34,24 @@ check() {
 	shift
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
-# Run relay_hostile with these arguments, its TAP lines renumbered as ours.
-hostile() {
-	local rc line
-	"$TOP/selftests/pbtrace/build/relay_hostile" "$@" > /tmp/hostile.out
-	rc=$?
+# A helper's TAP output (file $2), its lines renumbered as ours, prefixed $1.
+retap() {
+	local line
 	while read -r line; do
 		case $line in
-		"ok "*) ok "hostile: ${line#ok * - }" ;;
-		"not ok "*) not_ok "hostile: ${line#not ok * - }" ;;
+		"ok "*) ok "$1: ${line#ok * - }" ;;
+		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
+		"1.."*) ;;
 		*) echo "# $line" ;;
 		esac
-	done < /tmp/hostile.out
+	done < "$2"
+}
+# Run relay_hostile with these arguments, its TAP lines renumbered as ours.
+hostile() {
+	local rc
+	"$TOP/selftests/pbtrace/build/relay_hostile" "$@" > /tmp/hostile.out
+	rc=$?
+	retap hostile /tmp/hostile.out
 	((rc == 0)) || not_ok "relay_hostile $* exited $rc"
 }
 # Wait up to $1 tenths of a second for the command to succeed. The command
@@ -103,6 +114,71 @@ if insmod "$KO" endpoint=vsock:$PORT,tcp:$TCP_PORT relay=tcp:127.0.0.1:$TCP_PORT
 else
 	not_ok "insmod with a vsock and a TCP endpoint and a TCP relay"
 fi
+# ---- the relay records and streams sessions for a host ----
+SCHEMA=${PBTRACE_SCHEMA_DIR:-$(git -C "$TOP" rev-parse --show-toplevel 2>/dev/null || echo "$TOP")/../shared/perfetto}
+FAKEHOST=$TOP/selftests/pbtrace/build/relay_fakehost
+FH_PORT=20004
+FH_DIR=$(mktemp -d)
+decode() { protoc -I "$SCHEMA" --decode=perfetto.protos.Trace perfetto_trace.proto < "$1"; }
+# Context switches for the relayed session to record: a pipe ping-pong.
+busy() { dd if=/dev/zero bs=64 count=$1 2>/dev/null | cat > /dev/null; }
+
+"$FAKEHOST" $FH_PORT "$FH_DIR" > /tmp/fakehost.out 2>&1 &
+fh=$!
+sleep 0.3
+if insmod "$KO" relay=vsock:1:$FH_PORT relay_name=fake-guest; then
+	ok "insmod with a relay to a userspace host on vsock port $FH_PORT"
+	while kill -0 $fh 2>/dev/null; do busy 2000; sleep 0.3; done
+	wait $fh
+	rc=$?
+	retap fakehost /tmp/fakehost.out
+	((rc == 0)) || not_ok "relay_fakehost exited $rc"
+	for s in 7 9; do
+		if decode "$FH_DIR/s$s.pftrace" > "$FH_DIR/s$s.txt" 2> "$FH_DIR/s$s.err"; then
+			ok "session $s: the relayed chunks decode with Perfetto's schema ($(wc -c < "$FH_DIR/s$s.pftrace") bytes)"
+		else
+			not_ok "session $s: the relayed chunks decode with Perfetto's schema: $(head -c 300 "$FH_DIR/s$s.err")"
+		fi
+		read -r written lost chunks < "$FH_DIR/s$s.stopped" || written=x
+		events=$(grep -c '^ *event {' "$FH_DIR/s$s.txt")
+		switches=$(grep -c '^ *sched_switch {' "$FH_DIR/s$s.txt")
+		packets=$(grep -c '^packet {' "$FH_DIR/s$s.txt")
+		echo "# session $s: $packets packets, $events events ($switches sched_switch); STOPPED: written $written lost $lost, $chunks chunks"
+		check "session $s: one packet per chunk, with sched_switch events" \
+			test "$packets" = "$chunks" -a "$switches" -gt 0
+		check "session $s: events in the chunks = events_written in STOPPED (events_lost $lost = 0)" \
+			test "$events" = "$written" -a "$lost" = 0
+		check "session $s: every packet has the guest's sequence id, none a machine_id" \
+			test "$packets" -gt 0 -a \
+			"$(grep -c '^  trusted_packet_sequence_id: [1-9]' "$FH_DIR/s$s.txt")" = "$packets" \
+			-a "$(grep -c 'machine_id' "$FH_DIR/s$s.txt")" = 0
+	done
+	sed 's/^/# /' "$P/relay_stats"
+	check "relay_stats: three sessions, two STOPPED, none failed, the unknown event skipped each time" \
+		test "$(relay_stat sessions)$(relay_stat stopped_sent)$(relay_stat start_failed)$(relay_stat events_skipped)" = 3203
+	check "relay_stats: no local session left" test "$(relay_stat local_session)" = 0
+	check "rmmod after the relayed sessions" rmmod pbtrace
+else
+	not_ok "insmod with a relay to a userspace host on vsock port $FH_PORT"
+	kill $fh 2>/dev/null
+fi
+rm -rf "$FH_DIR"
+
+"$FAKEHOST" hold $FH_PORT 60 > /tmp/fakehost.out 2>&1 &
+fh=$!
+sleep 0.3
+if insmod "$KO" relay=vsock:1:$FH_PORT; then
+	check "a relayed session streams" \
+		wait_for 300 eval 'busy 500; [ "$(relay_stat chunks_sent)" -ge 3 ]'
+	check "rmmod while the relay streams a session" rmmod pbtrace
+	wait $fh
+	retap fakehost /tmp/fakehost.out
+else
+	not_ok "insmod with a relay to a userspace host that holds a session"
+	kill $fh 2>/dev/null
+fi
+wait $fh 2>/dev/null
+
 # ---- vsock with a CID list that does not hold the relay's (1) ----
 if insmod "$KO" endpoint=vsock:$PORT endpoint_cids=3,4 relay=vsock:1:$PORT; then
 	ok "insmod with endpoint_cids=3,4"
