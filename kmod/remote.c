@@ -35,6 +35,7 @@ struct remote_queue {
 	struct list_head recs;
 	size_t used, bound;
 	unsigned int pending;		/* bound machines that owe a STOPPED */
+	bool eof;			/* a reader was told: refuse the rest */
 };
 
 struct remote_machine {
@@ -212,8 +213,10 @@ int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
 		list_del(&rec->node);
 		kvfree(rec);
 	}
-	if (!ret && list_empty(&q->recs) && done_locked(r, buffer))
+	if (!ret && list_empty(&q->recs) && done_locked(r, buffer)) {
 		rr->flags |= PBTRACE_REMOTE_EOF;
+		q->eof = true;
+	}
 	mutex_unlock(&r->lock);
 	if (!ret && !rr->len && !rr->flags)
 		ret = -EAGAIN;
@@ -303,7 +306,9 @@ static bool push_locked(struct pbt_remote *r, u32 buffer, const void *data,
 	struct remote_queue *q = &r->q[buffer];
 	struct remote_rec *rec;
 
-	if (len > PBTRACE_REMOTE_READ_MIN || q->used + len > q->bound)
+	/* After EOF nobody reads: a late chunk is lost, so count it. */
+	if (q->eof || len > PBTRACE_REMOTE_READ_MIN ||
+	    q->used + len > q->bound)
 		return false;
 	rec = kvmalloc(struct_size(rec, data, len), GFP_KERNEL);
 	if (!rec)
