@@ -793,6 +793,7 @@ static void ep_start(struct socket *sock, bool tcp)
 		goto free;
 	c->sock = sock;
 	c->tcp = tcp;
+	c->gen = atomic_read(&ep_gen) - 1;	/* look for a session first thing */
 	sock->sk->sk_rcvtimeo = EP_POLL_JIFFIES;
 	sock->sk->sk_sndtimeo = HZ;
 	ep_peer(c);
