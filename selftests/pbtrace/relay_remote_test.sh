@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# tools/vm: --vsock --no-module --timeout 300
+# tools/vm: --vsock --no-module
 #
 # The host side of a relayed session, in one guest over vsock_loopback
 # (CID 1): pbtrace.ko loaded as endpoint=vsock:PORT and relay=vsock:1:PORT.
