@@ -188,31 +188,50 @@ bool pbt_remote_readable(struct pbt_session *s, u32 buffer)
 	return !list_empty_careful(&s->remote->q[buffer].recs);
 }
 
-/* Whole records, oldest first, as many as fit in @size. */
+/*
+ * Whole records, oldest first, as many as fit in @size. They are taken off
+ * the queue under the lock and copied without it: a reader whose memory
+ * faults slowly must not hold up the endpoint or GET_SESSION (which takes
+ * r->lock under pbt_sessions_lock). What could not be copied goes back.
+ */
 int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
 		    u32 size, struct pbtrace_remote_read *rr)
 {
 	struct pbt_remote *r = s->remote;
 	struct remote_queue *q = &r->q[buffer];
-	struct remote_rec *rec;
+	struct remote_rec *rec, *tmp;
+	LIST_HEAD(taken);
+	u32 len = 0;
 	int ret = 0;
 
 	rr->len = 0;
 	rr->flags = 0;
 	mutex_lock(&r->lock);
-	while (!list_empty(&q->recs)) {
-		rec = list_first_entry(&q->recs, struct remote_rec, node);
-		if (rec->len > size - rr->len)
+	list_for_each_entry_safe(rec, tmp, &q->recs, node) {
+		if (rec->len > size - len)
 			break;
+		len += rec->len;
+		q->used -= rec->len;
+		list_move_tail(&rec->node, &taken);
+	}
+	mutex_unlock(&r->lock);
+
+	list_for_each_entry_safe(rec, tmp, &taken, node) {
 		if (copy_to_user(ubuf + rr->len, rec->data, rec->len)) {
 			ret = -EFAULT;
 			break;
 		}
 		rr->len += rec->len;
-		q->used -= rec->len;
 		list_del(&rec->node);
 		kvfree(rec);
 	}
+	if (rr->len)		/* what was copied is the reader's now */
+		ret = 0;
+
+	mutex_lock(&r->lock);
+	list_for_each_entry(rec, &taken, node)
+		q->used += rec->len;
+	list_splice(&taken, &q->recs);
 	if (!ret && list_empty(&q->recs) && done_locked(r, buffer)) {
 		rr->flags |= PBTRACE_REMOTE_EOF;
 		q->eof = true;
