@@ -334,26 +334,30 @@ def check_causality(c, t, m, table, info):
     c.check('one-way delays each shorter than their round trip, within the uncertainty',
             not bad, '%d rounds (up, down, rtt): %s' % (
                 len(bad), [(up[i], down[i], rtt[i]) for i in bad[:3]]))
-    # The echo bounds the true offset: each round's guest sendto entry and
-    # recvfrom exit enclose the host's recvfrom exit and sendto entry, so
-    # guest - host lies in [gs - hr, gr - hs] for every round. The NTP
-    # midpoint of the lowest-RTT ping round must fall inside all of them:
-    # that proves the clock stamps the kernel recorded, whatever an
-    # analysis makes of them.
+    # Every message bounds the true offset (guest - host): a datagram
+    # the guest sent at gs and the host got at hr says offset > gs - hr,
+    # one the host sent at hs and the guest got at gr says offset < gr - hs;
+    # a ping round says t1 - t2 < offset < t4 - t3 in the same way. All of
+    # them must agree: if the intersection is empty, a recorded clock stamp
+    # is wrong (the guests' clocks drift apart by microseconds per minute
+    # at most, far below these windows).
     lo = max(gs[0] - hr[0] for gs, hr in zip(g_send, h_recv))
     hi = min(gr[0] - hs[0] for gr, hs in zip(g_recv, h_send))
+    plo = max(r[0] - r[1] for _, _, r in table)
+    phi = min(r[3] - r[2] for _, _, r in table)
     used = sorted({gs[0] - gs[1] for gs in g_send + g_recv})
     best = min(table, key=lambda x: x[2][4])
-    c.note('offset (guest - host) every echo round allows: %d .. %d ns; '
-           'trace_processor\'s offsets in use for these events: %s ns; NTP midpoint '
-           'of the lowest-RTT ping round (RTT %d ns): %d ns' % (
-               lo, hi, used[:6], best[2][4], best[2][5]))
-    c.check('the lowest-RTT ping round\'s NTP offset lies inside every echo round\'s window',
-            lo <= best[2][5] <= hi, '%d not in %d .. %d' % (best[2][5], lo, hi))
+    c.note('offset (guest - host) every echo round allows: %d .. %d ns; every ping '
+           'round: %d .. %d ns; trace_processor\'s offsets in use for these events: '
+           '%s ns; NTP midpoint of the lowest-RTT ping round (RTT %d ns): %d ns' % (
+               lo, hi, plo, phi, used[:6], best[2][4], best[2][5]))
+    c.check('the %d echo rounds and %d ping rounds agree: some offset satisfies all'
+            % (n, len(table)), max(lo, plo) <= min(hi, phi),
+            'echo %d .. %d, pings %d .. %d' % (lo, hi, plo, phi))
     span = best[2][3] - best[2][0]
-    c.check('trace_processor\'s offset of that round is within its t4 - t1 of the window',
-            lo - span <= best[1] <= hi + span, '%d not in %d .. %d +- %d' % (
-                best[1], lo, hi, span))
+    c.check('trace_processor\'s offset of the lowest-RTT round is within its t4 - t1 '
+            'of the echo window', lo - span <= best[1] <= hi + span,
+            '%d not in %d .. %d +- %d' % (best[1], lo, hi, span))
 
 
 def check_timeline(c, t, m):
