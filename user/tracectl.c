@@ -964,7 +964,18 @@ static int cmd_status(int argc, char **argv)
 
 /* ---- record: start, progress, stop, wait, summary ---- */
 
+#define SUMMARY_MACHINES 16
+
+/* A relayed machine's part of the file (packets with its machine_id). */
+struct summary_machine {
+	uint32_t id;
+	char name[PBTRACE_NAME_MAX + 1];
+	uint64_t packets, ftrace_events;
+};
+
 struct summary {
+	struct summary_machine machines[SUMMARY_MACHINES];
+	size_t nr_machines;
 	uint64_t packets, ftrace_events, bundles_lost, dropped;
 	uint64_t first_ts, last_ts;
 	uint64_t by_kind[8];		/* see kind_names */
@@ -1027,10 +1038,43 @@ static void add_bundle(struct summary *s,
 	}
 }
 
+static struct summary_machine *find_machine(struct summary *s, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_machines; i++)
+		if (s->machines[i].id == id)
+			return &s->machines[i];
+	if (s->nr_machines == SUMMARY_MACHINES)
+		return NULL;
+	s->machines[s->nr_machines].id = id;
+	return &s->machines[s->nr_machines++];
+}
+
+/* Relayed machines' packets: counted per machine, named by the
+ * system_info the host wrote for each. */
+static void add_machine_packet(struct summary *s,
+			       const Perfetto__Protos__TracePacket *p)
+{
+	struct summary_machine *m = find_machine(s, p->machine_id);
+	const Perfetto__Protos__SystemInfo *si = p->system_info;
+
+	if (!m)
+		return;
+	m->packets++;
+	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS)
+		m->ftrace_events += p->ftrace_events->n_event;
+	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO &&
+	    si->machine_name)
+		snprintf(m->name, sizeof(m->name), "%s", si->machine_name);
+}
+
 static void add_packet(struct summary *s, const Perfetto__Protos__TracePacket *p)
 {
 	const Perfetto__Protos__SystemInfo *si;
 
+	if (p->has_machine_id && p->machine_id)
+		add_machine_packet(s, p);
 	s->packets++;
 	s->by_kind[packet_kind(p)]++;
 	if (p->has_previous_packet_dropped && p->previous_packet_dropped)
@@ -1041,8 +1085,9 @@ static void add_packet(struct summary *s, const Perfetto__Protos__TracePacket *p
 		s->processes += p->process_tree->n_processes;
 		s->threads += p->process_tree->n_threads;
 	}
-	si = p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO ?
-	     p->system_info : NULL;
+	/* This machine's: a relayed machine's system_info has its id. */
+	si = p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO &&
+	     !(p->has_machine_id && p->machine_id) ? p->system_info : NULL;
 	if (si && si->utsname) {
 		snprintf(s->machine, sizeof(s->machine), "%s",
 			 si->utsname->machine ? si->utsname->machine : "");
@@ -1151,6 +1196,12 @@ static int print_summary(const char *path)
 	if (s->processes || s->threads)
 		printf("  process tree: %zu processes, %zu threads\n",
 		       s->processes, s->threads);
+	for (i = 0; i < s->nr_machines; i++)
+		printf("  relayed machine %u (%s): %llu packets, %llu ftrace events\n",
+		       s->machines[i].id,
+		       s->machines[i].name[0] ? s->machines[i].name : "no system_info",
+		       (unsigned long long)s->machines[i].packets,
+		       (unsigned long long)s->machines[i].ftrace_events);
 	printf("  loss: %llu bundles after lost events, %llu packets after dropped data\n",
 	       (unsigned long long)s->bundles_lost, (unsigned long long)s->dropped);
 	if (s->bad)

@@ -68,6 +68,7 @@ buffers { size_kb: 512 fill_policy: DISCARD }
 data_sources { config { name: "linux.ftrace" ftrace_config {
   ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_process_exit" } } }
 trace_all_machines: true
+duration_ms: 5000
 write_into_file: true
 file_write_period_ms: 500
 unique_session_name: "all"
@@ -80,21 +81,22 @@ trace_all_machines: true
 unique_session_name: "hostonly"
 EOF
 
-"$BIN/tracectl" start -c $W/all.pbtx -o $W/all.pftrace > $W/start.out 2>&1
-check "tracectl start -c all.pbtx (trace_all_machines)" test $? -eq 0
-"$BIN/tracectl" start -c $W/host.pbtx -o $W/host.pftrace >> $W/start.out 2>&1
+"$BIN/tracectl" start -c $W/host.pbtx -o $W/host.pftrace > $W/start.out 2>&1
 check "tracectl start -c host.pbtx (machine_name_filter: host)" test $? -eq 0
+"$BIN/tracectl" record -c $W/all.pbtx -o $W/all.pftrace > $W/record.out 2>&1 &
+RECORD=$!
 # The relay's session appears on this machine too; it must stay the relay's.
 check "the relay runs its local session for the host" \
 	wait_for 50 eval '"$BIN/tracectl" status | grep -q "(relay: recorded for this machine'"'"'s host)"'
-sleep 3
+sleep 2
 "$BIN/tracectl" status > $W/status.out 2>&1
 check "tracectl status shows the machine, its chunks and clock" \
 	grep -q "machine loopguest (id [1-9][0-9]*): connected, buffer 0" $W/status.out
 grep -A3 "machine loopguest" $W/status.out | sed 's/^/# /'
-"$BIN/tracectl" stop -n all --wait > /dev/null 2>> $W/start.out
-check "tracectl stop --wait: traced finished the file" test $? -eq 0
+wait $RECORD
+check "tracectl record -c all.pbtx (trace_all_machines) ran and traced finished the file" test $? -eq 0
 "$BIN/tracectl" stop -n hostonly --wait > /dev/null 2>> $W/start.out
+grep -A30 "packets$" $W/record.out | sed 's/^/# record: /'
 sed 's/^/# traced: /' $W/traced.log | grep -i "machine\|remote\|relay\|error" | head -20
 
 decode $W/all.pftrace > $W/all.txt 2> $W/decode.err
@@ -104,19 +106,33 @@ check "packets stamped with a non-zero machine_id" test -n "$ID" -a "${ID:-0}" !
 # One pass, packet by packet: what the machine's packets (machine_id $ID)
 # and the host's (none) hold. Flags only: the text is large.
 awk -v id="$ID" '
-	/^packet {/ { mid = 0; delete f; next }
+	/^packet {/ { mid = 0; ev = 0; delete f; next }
 	/^  machine_id: / { mid = $2; next }
 	/sched_switch {/ { f["sched"] = 1 }
 	/machine_name: "loopguest"/ { f["sysinfo"] = 1 }
 	/^  remote_clock_sync {/ || /^  clock_snapshot {/ { f["clock"] = 1 }
-	/^    chunks_written: [1-9]/ { f["stats"] = 1 }
+	/^  ftrace_events {/ { f["chunk"] = 1 }
+	/^    event {/ { ev++ }
+	/^      chunks_written: [1-9]/ { f["stats"] = 1; written = $2 }
 	/^}/ { who = mid == id ? "machine" : mid ? "other" : "host"
-	       for (k in f) print who, k; next }' $W/all.txt | sort -u > $W/flags.txt
-sed 's/^/# /' $W/flags.txt
+	       if (who == "machine" && f["chunk"]) { chunks++; events += ev }
+	       if (who == "machine" && f["stats"]) stats_written = written
+	       for (k in f) if (k != "chunk") print who, k; next }
+	END { print "count", chunks + 0, stats_written + 0, events + 0 }' $W/all.txt | sort -u > $W/flags.txt
+grep -v "^count" $W/flags.txt | sed 's/^/# /'
+grep -B2 -A14 "^  trace_stats {" $W/all.txt | grep -A16 "machine_id\|trace_stats" | tail -18 | sed 's/^/# /'
 check "the machine's sched_switch events are in the file" grep -qx "machine sched" $W/flags.txt
 check "the machine's system_info names it" grep -qx "machine sysinfo" $W/flags.txt
 check "the machine's clock: clock_snapshot or remote_clock_sync" grep -qx "machine clock" $W/flags.txt
 check "a trace_stats stamped with the machine's id, its chunks counted" grep -qx "machine stats" $W/flags.txt
+read -r _ CHUNKS WRITTEN EVENTS < <(grep "^count" $W/flags.txt)
+check "its trace_stats counts exactly the machine's chunks in the file ($CHUNKS)" \
+	test "$CHUNKS" -gt 0 -a "$CHUNKS" = "$WRITTEN"
+GUEST=$(sed -n 's/.*machine [0-9]* (loopguest): .*guest wrote \([0-9]*\) events; lost: 0 chunks on the wire, 0 dropped here.*/\1/p' $W/traced.log)
+check "the guest's own events_written (STOPPED) == its events in the file ($EVENTS)" \
+	test "$EVENTS" -gt 0 -a "${GUEST:-x}" = "$EVENTS"
+check "tracectl record's summary counts the machine's events" \
+	grep -q "relayed machine $ID (loopguest): [0-9]* packets, $EVENTS ftrace events" $W/record.out
 check "host packets (no machine_id) carry sched_switch too" grep -qx "host sched" $W/flags.txt
 check "no packet of another machine id" eval '! grep -q "^other" $W/flags.txt'
 decode $W/host.pftrace > $W/host.txt 2>> $W/decode.err
