@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034
 #
 # Helpers of multimachine_test.sh (kept apart so another multi-machine test
 # can share them): TAP counters, traced, protoc decode with Perfetto's

@@ -124,7 +124,7 @@ session_all() {
 	check "session 1 (trace_all_machines) starts" test $? = 0 || sed 's/^/# /' "$W/start.out"
 	check "told guest 2 to send" "$NET" tell $GUEST_IP $P_GO 30 go || return 1
 	msg=$("$NET" wait $P_DONE 150)
-	check "guest 2 finished its rounds" test "${msg%% *}" = done
+	check "guest 2 finished its rounds" test "${msg%% *}" = "done"
 	note "guest 2: $msg"
 	wait $echo_job
 	check "the echo server answered $ROUNDS datagrams" \
@@ -141,7 +141,7 @@ session_all() {
 		sed 's/^/# /' "$W/stop.out"
 	check "session 1's file decodes with Perfetto's schema" decode "$f"
 	note "decoded: $(wc -l <"$f.txt") lines"
-	local -a info=(n=$ROUNDS echo_pid="$echo_pid" ping_pid="$(field pid "$msg")"
+	local -a info=(n="$ROUNDS" echo_pid="$echo_pid" ping_pid="$(field pid "$msg")"
 		name="$(field name "$msg")" sysname="$(field sysname "$msg")"
 		release="$(field release "$msg")" machine="$(field machine "$msg")")
 	[[ -d $KEEP ]] && cp "$f" "$W/status.txt" "$KEEP/" &&
