@@ -137,6 +137,7 @@ class Trace:
         self.offset = {}          # machine_id -> offset of its latest RemoteClockSync
         self.slack = {}           # machine_id -> that round's t4 - t1
         self.unsynced = {}        # machine_id -> events before its first one
+        self.bundles = {}         # machine_id -> ftrace_events packets
         for p in packets(path):
             self.add(p)
 
@@ -156,6 +157,8 @@ class Trace:
                 self.slack[m] = r[3] - r[0]
         if 'clock_snapshot' in p:
             self.snapshots[m] = self.snapshots.get(m, 0) + 1
+        if 'ftrace_events' in p:
+            self.bundles[m] = self.bundles.get(m, 0) + 1
         for bundle in p.get('ftrace_events', []):
             self.add_bundle(m, p, bundle)
 
@@ -396,10 +399,30 @@ def check_all(path, info):
     table = sync_table(c, t, m)
     check_causality(c, t, m, table, info)
     check_timeline(c, t, m)
-    for mid, stats in sorted(t.stats.items(), key=lambda x: x[0] or 0):
-        c.note('trace_stats of %s: %d packets' % (
-            'host' if mid is None else 'machine %d' % mid, len(stats)))
+    check_stats(c, t, m)
     return c.failed
+
+
+def check_stats(c, t, m):
+    """traced writes one trace_stats per machine (docs/traced.md): its
+    chunks_written must be the machine's chunks in this very file (one
+    ftrace_events packet each), and nothing was lost on this quiet run."""
+    stats = t.stats.get(m, [])
+    c.check('one trace_stats stamped with the guest\'s machine_id', len(stats) == 1,
+            '%d found' % len(stats))
+    if len(stats) != 1:
+        return
+    buf = one(stats[0], 'buffer_stats', {})
+    c.note('guest trace_stats: %s, producers_connected %s, producers_seen %s' % (
+        {k: one(buf, k) for k in buf}, one(stats[0], 'producers_connected'),
+        one(stats[0], 'producers_seen')))
+    c.check('its chunks_written is the guest\'s chunk count in the file',
+            one(buf, 'chunks_written') == t.bundles.get(m, 0),
+            'chunks_written %s, %d ftrace_events packets' % (
+                one(buf, 'chunks_written'), t.bundles.get(m, 0)))
+    lost = (one(buf, 'chunks_discarded') or 0) + (one(buf, 'trace_writer_packet_loss') or 0)
+    c.check('no guest chunk dropped or lost on the way', lost == 0,
+            'chunks_discarded + trace_writer_packet_loss = %d' % lost)
 
 
 def check_hostonly(path):
