@@ -125,6 +125,8 @@ struct ep_conn {
 	unsigned long stop_end;		/* give up waiting for STOPPED */
 	bool have_ping;			/* ping_send holds a PING's clocks */
 	bool need_snapshot;		/* joined before any PING */
+	bool have_round;		/* round holds a complete ping round */
+	u64 round[4][FRAME_NR_CLOCKS];	/* its t1, t2, t3, t4 */
 	u32 *next_seq;			/* per guest CPU: next chunk sequence */
 	u8 *scratch;			/* EP_SCRATCH: stamping, packets */
 };
@@ -370,6 +372,20 @@ static struct pbt_session *ep_find(const char *name, u32 *buffer)
 	return NULL;
 }
 
+/* The last complete ping round as a remote_clock_sync, counted as a ping. */
+static void ep_queue_round(struct ep_conn *c)
+{
+	const int bt = FRAME_CLK_BOOTTIME;
+	s64 t1 = c->round[0][bt], t2 = c->round[1][bt];
+	s64 t3 = c->round[2][bt], t4 = c->round[3][bt];
+
+	ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH, c->m->id, 0,
+				     c->round[0], c->round[1], c->round[2],
+				     c->round[3]));
+	pbt_remote_ping(c->s, c->m->id, (t4 - t1) - (t3 - t2),
+			((t2 - t1) + (t3 - t4)) / 2);
+}
+
 static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 {
 	struct ep_machine *m = c->m;
@@ -397,6 +413,13 @@ static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 		ep_snapshot(c);
 	else
 		c->need_snapshot = true;
+	/*
+	 * trace_processor places a machine's events with the offset of its
+	 * last remote_clock_sync before them in the file, and with none
+	 * before the first: the last round goes in ahead of any chunk.
+	 */
+	if (c->have_round)
+		ep_queue_round(c);
 	return ep_control(c, FRAME_CTL_START);
 }
 
@@ -564,6 +587,11 @@ static int ep_ping(struct ep_conn *c, const struct frame_ping *p,
 		m->rtt_ns = (t4 - t1) - (t3 - t2);
 		m->offset_ns = ((t2 - t1) + (t3 - t4)) / 2;
 		mutex_unlock(&ep_lock);
+		memcpy(c->round[0], c->ping_send, sizeof(c->round[0]));
+		memcpy(c->round[1], c->pong_recv, sizeof(c->round[1]));
+		memcpy(c->round[2], c->pong_reply, sizeof(c->round[2]));
+		memcpy(c->round[3], p->prev_recv, sizeof(c->round[3]));
+		c->have_round = true;
 		if (c->s) {
 			ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH,
 						     m->id, 0, c->ping_send,
