@@ -16,7 +16,7 @@ set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
-BIN=$TOP/user/build
+BIN=${PBTRACE_USER_BUILD:-$TOP/user/build}
 SCHEMA=${PBTRACE_SCHEMA_DIR:-$TOP/../shared/perfetto}
 PORT=20011
 P=/sys/module/pbtrace/parameters
@@ -41,7 +41,16 @@ wait_for() {
 	"$@"
 }
 finish() {
-	[[ -n ${TRACED:-} ]] && kill "$TRACED" 2>/dev/null && wait "$TRACED"
+	local rc
+	if [[ -n ${TRACED:-} ]]; then
+		kill "$TRACED" 2>/dev/null
+		wait "$TRACED"
+		rc=$?
+		# SIGTERM is a clean exit for traced; the sanitizer build
+		# reports leaks and errors at exit.
+		check "traced exits cleanly (status $rc), no sanitizer report" \
+			eval '((rc == 0)) && ! grep -q "Sanitizer\|runtime error" $W/traced.log'
+	fi
 	rmmod pbtrace 2>/dev/null
 	echo "1..$N"
 	exit $FAILED
