@@ -62,12 +62,15 @@ stop_traced() {
 	wait "$TRACED"
 }
 
-# Perfetto's schema, compiled once: parsing the .proto text is most of
-# what protoc costs per call under TCG.
-protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto 2>"$W/protoc.err"
+# Perfetto's schema, compiled on first use: parsing the .proto text is
+# most of what protoc costs per call under TCG.
 decode() {
+	[[ -s $W/schema.pb ]] ||
+		protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto 2>"$W/protoc.err" ||
+		{ sed 's/^/# protoc: /' "$W/protoc.err"; return 1; }
 	protoc --descriptor_set_in="$W/schema.pb" --decode=perfetto.protos.Trace \
-		perfetto_trace.proto <"$1" >"$1.txt" 2>"$1.err"
+		perfetto_trace.proto <"$1" >"$1.txt" 2>"$1.err" ||
+		{ sed 's/^/# protoc: /' "$1.err" | head -n 5; return 1; }
 }
 
 # mm_check.py MODE DECODED ARGS: its PASS/FAIL lines as TAP, notes as
