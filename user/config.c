@@ -996,9 +996,17 @@ static void flags_text(FILE *f, const struct pbt_config_flags *fl)
 	}
 	for (i = 0; i < fl->nr_pids; i++)
 		fprintf(f, "      tids_to_trace: %u\n", fl->pids[i]);
-	fprintf(f, "    }\n  }\n}\n");
+	fprintf(f, "    }\n  }\n");
+	for (i = 0; i < fl->nr_machines; i++) {
+		fprintf(f, "  machine_name_filter: ");
+		put_string(f, fl->machines[i]);
+		fputc('\n', f);
+	}
+	fprintf(f, "}\n");
 	/* Names and tgids for the threads the events mention. */
 	fprintf(f, "data_sources {\n  config {\n    name: \"linux.process_stats\"\n    target_buffer: 0\n    process_stats_config {\n      scan_all_processes_on_start: true\n      record_thread_names: true\n    }\n  }\n}\n");
+	if (fl->all_machines)
+		fprintf(f, "trace_all_machines: true\n");
 	if (fl->duration_ms)
 		fprintf(f, "duration_ms: %u\n", fl->duration_ms);
 	if (fl->file_write_period_ms)

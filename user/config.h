@@ -11,6 +11,7 @@
 #ifndef PBT_CONFIG_H
 #define PBT_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/pbtrace.h>
@@ -84,6 +85,9 @@ struct pbt_config_flags {
 	const uint32_t *pids;		/* tids_to_trace */
 	size_t nr_pids;
 	uint32_t file_write_period_ms;	/* 0: write at stop; else stream */
+	bool all_machines;		/* trace_all_machines: true */
+	const char *const *machines;	/* the events' machine_name_filter */
+	size_t nr_machines;
 };
 
 /*

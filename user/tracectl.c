@@ -63,13 +63,16 @@ static void usage(FILE *f)
 "\n"
 "Commands:\n"
 "  start [-c CONFIG] [-e EVENT]... [-b SIZE_KB] [--fill ring|discard]\n"
-"        [-t DURATION] [-o OUT] [-p PID]... [-n NAME]\n"
+"        [-t DURATION] [-o OUT] [-p PID]... [-n NAME] [-A] [-m MACHINE]...\n"
 "        Create and start a session; traced writes it to OUT.\n"
 "        -c takes a Perfetto TraceConfig, text (.pbtx) or binary; without\n"
 "        -c the flags build one. -o and -n also override a config's\n"
 "        output_path and unique_session_name. Default OUT: NAME.pftrace\n"
 "        in the current directory. DURATION: 500ms, 10s, 2m (plain: s).\n"
 "        Without -e: the sched and task events that name processes.\n"
+"        -A (--all-machines) records on this machine and every machine\n"
+"        relayed to it; -m NAME (--machine) on the named ones only\n"
+"        ('host' is this machine). Default: this machine only.\n"
 "  stop [-n NAME] [--wait]\n"
 "        Stop a session (the only one, or NAME). --wait returns once\n"
 "        traced has finished the file.\n"
@@ -278,7 +281,10 @@ struct start_opts {
 	uint32_t pids[PBTRACE_MAX_PIDS];
 	size_t nr_pids;
 	const char *name;
-	bool flags_given;		/* any of -e -b --fill -t -p */
+	const char *machines[PBTRACE_MAX_MACHINE_NAMES];
+	size_t nr_machines;
+	bool all_machines;
+	bool flags_given;		/* any of -e -b --fill -t -p -m -A */
 };
 
 enum { OPT_FILL = 256, OPT_WAIT, OPT_WATCH, OPT_HELP };
@@ -292,6 +298,8 @@ static const struct option start_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "name", required_argument, NULL, 'n' },
+	{ "machine", required_argument, NULL, 'm' },
+	{ "all-machines", no_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -331,6 +339,15 @@ static int parse_start_opt(int c, struct start_opts *o)
 			return usage_error("-p wants a thread id, not '%s'", optarg);
 		o->nr_pids++;
 		break;
+	case 'm':
+		if (o->nr_machines == PBTRACE_MAX_MACHINE_NAMES)
+			return usage_error("too many -m (at most %d); -A records on every machine",
+					   PBTRACE_MAX_MACHINE_NAMES);
+		o->machines[o->nr_machines++] = optarg;
+		break;
+	case 'A':
+		o->all_machines = true;
+		break;
 	case 'n':
 		if (!*optarg || strlen(optarg) >= PBTRACE_NAME_MAX)
 			return usage_error("-n wants a name of 1..%d characters", PBTRACE_NAME_MAX - 1);
@@ -354,7 +371,7 @@ static int parse_start(int argc, char **argv, struct start_opts *o)
 	o->fill = -1;
 	o->duration_ms = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:e:b:t:o:p:n:", start_options,
+	while ((c = getopt_long(argc, argv, "c:e:b:t:o:p:n:m:A", start_options,
 				NULL)) != -1) {
 		ret = parse_start_opt(c, o);
 		if (ret)
@@ -363,7 +380,7 @@ static int parse_start(int argc, char **argv, struct start_opts *o)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (o->config && o->flags_given)
-		return usage_error("-c CONFIG describes the session: -e -b --fill -t -p go in the config (only -o and -n override it)");
+		return usage_error("-c CONFIG describes the session: -e -b --fill -t -p -m -A go in the config (only -o and -n override it)");
 	return EXIT_OK;
 }
 
@@ -464,6 +481,9 @@ static int load_config(const struct start_opts *o, const struct event_list *l,
 		f.name = o->name;
 		f.pids = o->pids;
 		f.nr_pids = o->nr_pids;
+		f.machines = o->machines;
+		f.nr_machines = o->nr_machines;
+		f.all_machines = o->all_machines;
 		ret = pbt_config_from_flags(&f, &s->cfg, NULL, err, sizeof(err));
 	}
 	if (ret) {

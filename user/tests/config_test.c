@@ -53,6 +53,28 @@ static bool events_are(const struct pbt_buffer_spec *b, const char *const *want,
 	return true;
 }
 
+/* The machine list of kernel buffer i is exactly want (NULL-terminated). */
+static bool machines_are(const struct pbt_buffer_spec *b,
+			 const char *const *want)
+{
+	size_t i, n = 0;
+
+	while (want[n])
+		n++;
+	if (b->nr_machines != n)
+		goto bad;
+	for (i = 0; i < n; i++)
+		if (strcmp(b->machines[i], want[i]))
+			goto bad;
+	return true;
+bad:
+	printf("# machines:");
+	for (i = 0; i < b->nr_machines; i++)
+		printf(" \"%s\"", b->machines[i]);
+	printf("\n");
+	return false;
+}
+
 static void test_full(void)
 {
 	static const char *const ev0[] = {
@@ -374,32 +396,35 @@ static void test_flags(void)
 	tap(r == -EINVAL && strstr(err, "tracectl flags: data_sources[0] ftrace_events[0] \"sched switch\" is not \"group/name\""),
 	    "flags with a bad event name refused without line numbers (%s)", err);
 	pbt_config_free(&c);
+	fl.events = events;
+	fl.nr_events = 2;
+	fl.all_machines = true;
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && c.tc->trace_all_machines &&
+	    machines_are(&spec.buffers[0], (const char *const[]){ "host", "*", NULL }),
+	    "flags -A: trace_all_machines, buffer list host * (%s)", err);
+	pbt_config_free(&c);
+	fl.machines = (const char *const[]){ "guest2", "host" };
+	fl.nr_machines = 2;
+	r = pbt_config_from_flags(&fl, &c, &text, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && machines_are(&spec.buffers[0], (const char *const[]){ "guest2", "host", NULL }) &&
+	    c.nr_warnings == 0,
+	    "flags -m guest2 -m host: the filter on the ftrace source wins over -A, no warning (%s)",
+	    err);
+	pbt_config_free(&c);
+	free(text);
+	fl.machines = (const char *const[]){ "" };
+	fl.nr_machines = 1;
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "tracectl flags: data_sources[0] machine_name_filter[0] is empty"),
+	    "flags -m '': refused, naming the filter (%s)", err);
+	pbt_config_free(&c);
 	tap(pbt_fill_policy_from_name("ring") == PBTRACE_FILL_RING_BUFFER &&
 	    pbt_fill_policy_from_name("DISCARD") == PBTRACE_FILL_DISCARD &&
 	    pbt_fill_policy_from_name("drop") == -1,
 	    "fill policy names");
-}
-
-/* The machine list of kernel buffer i is exactly want (NULL-terminated). */
-static bool machines_are(const struct pbt_buffer_spec *b,
-			 const char *const *want)
-{
-	size_t i, n = 0;
-
-	while (want[n])
-		n++;
-	if (b->nr_machines != n)
-		goto bad;
-	for (i = 0; i < n; i++)
-		if (strcmp(b->machines[i], want[i]))
-			goto bad;
-	return true;
-bad:
-	printf("# machines:");
-	for (i = 0; i < b->nr_machines; i++)
-		printf(" \"%s\"", b->machines[i]);
-	printf("\n");
-	return false;
 }
 
 /* Loads text, builds the spec for 2 CPUs; 0 or the error. */
