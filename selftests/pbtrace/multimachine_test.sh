@@ -13,11 +13,15 @@
 # (build/mm_net ping/echo). The file, decoded with Perfetto's schema, must
 # hold two machines (host packets without machine_id, guest packets with
 # one non-zero id), the guest's system_info with its identity, events of
-# both, RemoteClockSync packets; and with the offsets trace_processor
-# would compute from those, every UDP receive must come after its send
-# and the offset must agree with the one the echo itself implies
-# (mm_check.py). Session 2 (machine_name_filter "host") records the host
-# alone and sends the relay no CONTROL.
+# both, RemoteClockSync packets (one before any guest chunk), a
+# trace_stats for the guest that counts its chunks in the file; and with
+# the offsets trace_processor computes from the RemoteClockSyncs, applied
+# in file order as it does, every UDP receive must come after its send
+# within the applied offset's own uncertainty (its round's t4 - t1), and
+# every ping round and echo round must agree on one offset (mm_check.py;
+# docs/multi-machine.md has the figures). Session 2 (machine_name_filter
+# "host") records the host alone and sends the relay no CONTROL. Guest 2
+# checks its relay: one local session, ended with STOPPED, clean unload.
 #
 #   tools/vm --two --no-module --cmd2 selftests/pbtrace/multimachine_test.sh \
 #       -- selftests/pbtrace/multimachine_test.sh
