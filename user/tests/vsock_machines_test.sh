@@ -147,6 +147,16 @@ check "no packet of another machine id" eval '! grep -q "^other" $W/flags.txt'
 decode $W/host.pftrace > $W/host.txt 2>> $W/decode.err
 check "the host-only session decodes and has no machine_id packet" \
 	eval '[[ -s $W/host.txt ]] && ! grep -q "^  machine_id" $W/host.txt && grep -q "sched_switch {" $W/host.txt'
+# Flag mode: -A is trace_all_machines; the machine moves to this session
+# now that the others are gone.
+"$BIN/tracectl" start -n flags -A -e sched/sched_switch -b 512 --fill discard \
+	-o $W/flags.pftrace > /dev/null 2>> $W/start.out
+check "tracectl start -A -e sched/sched_switch" test $? -eq 0
+sleep 2
+"$BIN/tracectl" stop -n flags --wait > /dev/null 2>> $W/start.out
+decode $W/flags.pftrace > $W/flags.txt 2>> $W/decode.err
+check "tracectl -A: the file holds the machine's sched_switch events" \
+	eval 'awk "/^packet {/{m=0;s=0} /^  machine_id: [1-9]/{m=1} /sched_switch {/{s=1} /^}/{if (m && s) f=1} END{exit !f}" $W/flags.txt'
 check "traced did not touch the relay's session" \
 	eval '! grep -q "session .* (relay)" $W/traced.log'
 finish
