@@ -251,6 +251,31 @@ static void remote_off(struct session *s, struct buffer *b, int err)
 		       s->id, b->rd.buffer, strerror(-err));
 }
 
+/* The batch in one write; near max_file_size_bytes record by record, so
+ * what fits is kept and only the rest is refused. */
+static void write_remote(struct session *s, struct buffer *b, size_t len)
+{
+	size_t off = 0, rec;
+	uint64_t payload;
+	int hdr;
+
+	if (emit_bytes(s, remote_buf, len, reserve(s)) == 0) {
+		b->remote_bytes += len;
+		return;
+	}
+	while (!s->failed && off < len) {
+		hdr = pbt_record_header(remote_buf + off, len - off, &payload);
+		if (hdr <= 0)
+			break;		/* cannot happen: checked whole */
+		rec = (size_t)hdr + (size_t)payload;
+		if (emit_bytes(s, remote_buf + off, rec, reserve(s)) == 0)
+			b->remote_bytes += rec;
+		else
+			b->remote_skipped++;
+		off += rec;
+	}
+}
+
 /* Write one READ_REMOTE batch: whole records, verbatim. Returns 1 when
  * more may be queued, 0 when not now (or never: EOF). */
 static int read_remote_once(struct session *s, struct buffer *b)
@@ -271,10 +296,8 @@ static int read_remote_once(struct session *s, struct buffer *b)
 		logmsg(LOG_WARNING,
 		       "session %u buffer %u: the kernel handed %zu bytes of relayed records, only %zu are whole records; the rest is dropped",
 		       s->id, b->rd.buffer, len, whole);
-	if (whole && emit_bytes(s, remote_buf, whole, reserve(s)) == 0)
-		b->remote_bytes += whole;
-	else if (whole)
-		b->remote_skipped++;
+	if (whole)
+		write_remote(s, b, whole);
 	if (eof)
 		b->remote_eof = 1;
 	return !eof && len;
