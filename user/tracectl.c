@@ -646,7 +646,7 @@ static int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
 			char *found, size_t len)
 {
 	struct pbt_session_info *v;
-	size_t n, i, hits = 0;
+	size_t n, i, hits = 0, relay = 0;
 	int ret = pbt_nl_list_sessions(nl, &v, &n);
 
 	if (ret)
@@ -654,6 +654,11 @@ static int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
 	for (i = 0; i < n; i++) {
 		if (name && strcmp(v[i].name, name))
 			continue;
+		/* The relay's session belongs to the host's session. */
+		if (v[i].relay) {
+			relay++;
+			continue;
+		}
 		*id = v[i].id;
 		snprintf(found, len, "%s", v[i].name);
 		hits++;
@@ -661,7 +666,10 @@ static int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
 	pbt_session_infos_free(v, n);
 	if (hits == 1)
 		return EXIT_OK;
-	if (name)
+	if (name && relay && !hits)
+		errf("session '%s' is this machine's relay recording for its host: it ends with the host's session; stop that one on the host",
+		     name);
+	else if (name)
 		errf("no session named '%s': 'tracectl status' lists them", name);
 	else if (!hits)
 		errf("no session to stop: 'tracectl status' lists them");

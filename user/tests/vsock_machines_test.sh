@@ -102,6 +102,10 @@ sleep 2
 check "tracectl status shows the machine, its chunks and clock" \
 	grep -q "machine loopguest (id [1-9][0-9]*): connected, buffer 0" $W/status.out
 grep -A3 "machine loopguest" $W/status.out | sed 's/^/# /'
+"$BIN/tracectl" stop -n relay > $W/stop_relay.out 2>&1
+RC=$?
+check "tracectl stop -n relay refused: the host's session owns it (exit $RC)" \
+	eval '((RC != 0)) && grep -q "relay recording for its host" $W/stop_relay.out'
 wait $RECORD
 check "tracectl record -c all.pbtx (trace_all_machines) ran and traced finished the file" test $? -eq 0
 "$BIN/tracectl" stop -n hostonly --wait > /dev/null 2>> $W/start.out
