@@ -40,17 +40,20 @@ wait_for() {
 	done
 	"$@"
 }
-finish() {
+# SIGTERM is a clean exit for traced; the sanitizer build reports leaks
+# and errors at exit, into its log ($1).
+stop_traced() {
 	local rc
-	if [[ -n ${TRACED:-} ]]; then
-		kill "$TRACED" 2>/dev/null
-		wait "$TRACED"
-		rc=$?
-		# SIGTERM is a clean exit for traced; the sanitizer build
-		# reports leaks and errors at exit.
-		check "traced exits cleanly (status $rc), no sanitizer report" \
-			eval '((rc == 0)) && ! grep -q "Sanitizer\|runtime error" $W/traced.log'
-	fi
+	[[ -n ${TRACED:-} ]] || return
+	kill "$TRACED" 2>/dev/null
+	wait "$TRACED"
+	rc=$?
+	TRACED=
+	check "traced exits cleanly (status $rc), no sanitizer report" \
+		eval '((rc == 0)) && ! grep -q "Sanitizer\|runtime error" $1'
+}
+finish() {
+	stop_traced $W/traced${LOG2:-}.log
 	rmmod pbtrace 2>/dev/null
 	echo "1..$N"
 	exit $FAILED
@@ -163,4 +166,42 @@ check "tracectl -A: the file holds the machine's sched_switch events" \
 	eval 'awk "/^packet {/{m=0;s=0} /^  machine_id: [1-9]/{m=1} /sched_switch {/{s=1} /^}/{if (m && s) f=1} END{exit !f}" $W/flags.txt'
 check "traced did not touch the relay's session" \
 	eval '! grep -q "session .* (relay)" $W/traced.log'
+
+# ---- a machine that drops out: TCP on loopback, its socket killed ----
+# The session must still end (remote EOF with the machine gone or back),
+# and the loss be counted where traced writes it.
+stop_traced $W/traced.log
+LOG2=2
+rmmod pbtrace
+KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+TPORT=20012
+if ! insmod "$KO" endpoint=tcp:$TPORT relay=tcp:127.0.0.1:$TPORT \
+	relay_name=tcpguest relay_key=$KEY; then
+	not_ok "insmod with a TCP endpoint and relay on loopback"
+	finish
+fi
+check "the TCP relay connects" wait_for 100 grep -q "^machine 1 " $P/endpoint_stats
+"$BIN/traced" 2> $W/traced2.log &
+TRACED=$!
+wait_for 50 eval '"$BIN/tracectl" status 2>/dev/null | grep -q "traced: running"'
+"$BIN/tracectl" start -n drop -A -e sched/sched_switch -b 512 --fill discard \
+	-o $W/drop.pftrace > /dev/null 2>> $W/start.out
+check "tracectl start -A with a TCP relay" test $? -eq 0
+wait_for 50 eval '"$BIN/tracectl" status | grep -q "machine tcpguest (id 1): connected"'
+sleep 1
+modprobe tcp_diag 2>/dev/null
+ss -tn state established "( dport = :$TPORT )" | sed 's/^/# ss: /'
+ss -K -tn state established "( dport = :$TPORT )" 2>&1 | sed 's/^/# ss -K: /'
+check "ss -K cut the relay's connection" \
+	wait_for 50 eval '"$BIN/tracectl" status | grep -q "[1-9][0-9]* disconnects"'
+sleep 2
+"$BIN/tracectl" status | grep -A3 "machine tcpguest" | sed 's/^/# /'
+"$BIN/tracectl" stop -n drop --wait > /dev/null 2>> $W/start.out
+check "the session with a dropped machine ends and traced finishes the file" test $? -eq 0
+grep "machine 1 (tcpguest)" $W/traced2.log | sed 's/^/# traced: /'
+check "traced logs the disconnect among the machine's losses" \
+	grep -q "machine 1 (tcpguest): .* [1-9][0-9]* disconnects" $W/traced2.log
+decode $W/drop.pftrace > $W/drop.txt 2>> $W/decode.err
+check "its file decodes; the machine's trace_stats counts connections seen > 1 or 0 connected" \
+	eval 'awk "/^packet {/{m=0;t=0;seen=0;conn=1} /^  machine_id: 1\$/{m=1} /^  trace_stats {/{t=1} /producers_seen: /{seen=\$2} /producers_connected: /{conn=\$2} /^}/{if (m && t && (seen > 1 || conn == 0)) f=1} END{exit !f}" $W/drop.txt'
 finish
