@@ -10,7 +10,11 @@
 # status shows the machine; the file decodes with Perfetto's schema and
 # holds, for the machine: its system_info, clock packets, sched events and
 # a trace_stats stamped with its machine_id. A second session with
-# machine_name_filter: "host" must record nothing from the machine.
+# machine_name_filter: "host" must record nothing from the machine; the
+# guest's own events_written equals its events in the file. Then over TCP
+# on loopback the relay's socket is killed mid-session (ss -K): the session
+# still ends and the disconnect is in traced's log and the machine's
+# trace_stats. PBTRACE_USER_BUILD=user/build-san runs the sanitizer build.
 # Prints TAP. Run from the repo: tools/vm --vsock --no-module -- user/tests/vsock_machines_test.sh
 set -u
 
