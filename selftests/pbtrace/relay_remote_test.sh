@@ -49,11 +49,23 @@ wait_for() {
 }
 relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
 ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
-# A value from remote_read's output: "key value" or machine's key=value.
-val() { sed -n "s/^$1 //p" $OUT.txt; }
-mval() { grep "^machine name=${2:-$NAME} " $OUT.txt | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-# A count from the decoded trace (see summarize).
-sval() { sed -n "s/^$1 //p" $OUT.sum; }
+# Values are parsed once with bash builtins: a debug kernel under TCG
+# takes a second per fork, and a check should not cost a dozen.
+declare -A V S M
+# remote_read's "key value" lines into V, each "machine name=N k=v..." into
+# M[N.k]; the decoded trace's summary lines into S.
+load_values() {
+	local k v kv name
+	while read -r k v; do
+		if [ "$k" = machine ]; then
+			name=${v%% *}
+			name=${name#name=}
+			for kv in $v; do M[$name.${kv%%=*}]=${kv#*=}; done
+		else
+			V[$k]=$v
+		fi
+	done < $OUT.txt
+}
 
 # One line per fact of the decoded Trace: top-level packets and what each
 # holds, keyed by the two-space indent protoc's text format gives a
@@ -61,7 +73,7 @@ sval() { sed -n "s/^$1 //p" $OUT.sum; }
 # (machine_id $1) only; fake's are the other relay's chunk packets.
 summarize() {
 	awk -v base=$((1 << 25)) '
-	/^packet {/ { pk++; mid = ""; seq = ""; ft = 0; mev = 0; next }
+	/^packet {/ { pk++; mid = ""; seq = ""; ft = 0; mev = 0; psi = 0; pname = ""; pcpus = ""; psys = ""; next }
 	/^}/ {
 		if (mid != "") with_mid++
 		if (mid != want && mid != fake) bad_mid++
@@ -71,20 +83,26 @@ summarize() {
 			ev += mev
 		}
 		if (ft && (seq < base + mid * 8192 || seq >= base + mid * 8192 + 8192)) bad_seq++
+		if (psi && mid == want) {
+			si++
+			si_name += pname == "\"" name "\""
+			sysname = psys
+			si_cpus = pcpus
+		}
 		next
 	}
 	/^  machine_id: / { mid = $2 }
 	/^  trusted_packet_sequence_id: / { seq = $2 }
 	/^  ftrace_events {/ { ft = 1 }
-	/^  system_info {/ { si++ }
+	/^  system_info {/ { psi = 1 }
 	/^  clock_snapshot {/ { cs++ }
 	/^  remote_clock_sync {/ { rcs++ }
 	/^    event {/ { mev++ }
 	/^      sched_switch {/ { sw++ }
 	/^      sys_enter {/ { se++ }
-	/^    machine_name: / { if ($2 == "\"" name "\"") si_name++ }
-	/^      sysname: / { sysname = $2 }
-	/^    num_cpus: / { si_cpus = $2 }
+	/^    machine_name: / { pname = $2 }
+	/^      sysname: / { psys = $2 }
+	/^    num_cpus: / { pcpus = $2 }
 	END {
 		printf "packets %d\nwith_machine_id %d\nbad_machine_id %d\n", pk, with_mid, bad_mid
 		printf "ftrace_packets %d\nfake_packets %d\nbad_seq %d\nevents %d\n", ftp, fakep, bad_seq, ev
@@ -119,25 +137,26 @@ load=$!
 fake=$!
 "$BIN/remote_read" $OUT.pftrace 4 > $OUT.txt
 rc=$?
+load_values
 wait $load
 wait $fake
 frc=$?
 check "the fake relay was started for the session and sent its chunks" \
-	test $frc = 0 -a "$(cat $OUT.fake)" = "session $(val session)"
+	test $frc = 0 -a "$(cat $OUT.fake)" = "session ${V[session]:-}"
 sed 's/^/# /' $OUT.txt
 check "remote_read: session ran, stopped, READ_REMOTE reached EOF" test $rc = 0
 check "READ_REMOTE refuses a buffer below PBTRACE_REMOTE_READ_MIN (EINVAL)" \
-	test "$(val small_read_errno)" = 22
+	test "${V[small_read_errno]:-}" = 22
 check "READ_REMOTE before start: nothing yet (EAGAIN)" \
-	test "$(val before_start_errno)" = 11
+	test "${V[before_start_errno]:-}" = 11
 check "EOF came after the relay's STOPPED (its counters are in), within 2 s" \
-	test "$(val eof_ms)" -lt 2000 -a "$(mval guest_written)" -gt 0
+	test "${V[eof_ms]:-}" -lt 2000 -a "${M[$NAME.guest_written]:-}" -gt 0
 check "GET_SESSION returns the buffer's machine list" \
 	grep -qx "buffer_machines \*" $OUT.txt
 check "a buffer without \"host\" registered no probe here: no local event" \
-	test "$(val local_events_written)" = 0
+	test "${V[local_events_written]:-}" = 0
 check "GET_SESSION has machine $NAME with its id and CPU count" \
-	test "$(mval id)" = "$MID" -a "$(mval cpus)" = "$(nproc)" -a "$(mval buffer)" = 0
+	test "${M[$NAME.id]:-}" = "$MID" -a "${M[$NAME.cpus]:-}" = "$(nproc)" -a "${M[$NAME.buffer]:-}" = 0
 
 if protoc -I "$SCHEMA" --decode=perfetto.protos.Trace perfetto_trace.proto \
 	< $OUT.pftrace > $OUT.decoded 2> $OUT.err; then
@@ -146,42 +165,43 @@ else
 	not_ok "protoc decodes what READ_REMOTE gave with Perfetto's schema"
 	sed 's/^/# /' $OUT.err
 fi
-FMID=$(mval id $FAKE)
+FMID=${M[$FAKE.id]:-}
 summarize "$MID" "$FMID" < $OUT.decoded > $OUT.sum
 sed 's/^/# trace: /' $OUT.sum
+while read -r k v; do S[$k]=$v; done < $OUT.sum
 check "every packet is stamped with machine_id $MID or the fake's, $FMID" \
-	test "$(sval packets)" -gt 0 -a "$(sval with_machine_id)" = "$(sval packets)" -a "$(sval bad_machine_id)" = 0
+	test "${S[packets]:-}" -gt 0 -a "${S[with_machine_id]:-}" = "${S[packets]:-}" -a "${S[bad_machine_id]:-}" = 0
 check "chunks carry the host's sequence ids: 2^25 + machine_id * 8192 + cpu" \
-	test "$(sval ftrace_packets)" -gt 0 -a "$(sval bad_seq)" = 0
-check "as many chunk packets in the file as the host counted (chunks=$(mval chunks))" \
-	test "$(sval ftrace_packets)" = "$(mval chunks)"
+	test "${S[ftrace_packets]:-}" -gt 0 -a "${S[bad_seq]:-}" = 0
+check "as many chunk packets in the file as the host counted (chunks=${M[$NAME.chunks]:-})" \
+	test "${S[ftrace_packets]:-}" = "${M[$NAME.chunks]:-}"
 check "no chunk lost on the wire or dropped by the host" \
-	test "$(mval lost_relay)" = 0 -a "$(mval dropped)" = 0
+	test "${M[$NAME.lost_relay]:-}" = 0 -a "${M[$NAME.dropped]:-}" = 0
 check "the guest's sched_switch and sys_enter events arrived" \
-	test "$(sval sched_switch)" -gt 0 -a "$(sval sys_enter)" -gt 0
-w=$(mval guest_written)
-l=$(mval guest_lost)
-e=$(sval events)
+	test "${S[sched_switch]:-}" -gt 0 -a "${S[sys_enter]:-}" -gt 0
+w=${M[$NAME.guest_written]:-}
+l=${M[$NAME.guest_lost]:-}
+e=${S[events]:-}
 check "events in the file ($e) within the guest's written ($w) minus lost ($l)" \
 	test "$w" -gt 0 -a "$e" -le "$w" -a "$e" -ge $((w - l))
 check "bytes READ_REMOTE gave match the trace file" \
-	test "$(val bytes)" = "$(stat -c %s $OUT.pftrace)"
-check "system_info for the guest: its name, sysname and CPU count" \
-	test "$(sval system_info)" -ge 1 -a "$(sval system_info_named)" -ge 1 -a \
-	"$(sval sysname)" = "\"$(uname -s)\"" -a "$(sval num_cpus)" = "$(nproc)"
-check "a clock_snapshot of the guest's clocks" test "$(sval clock_snapshot)" -ge 1
-check "RemoteClockSync packets, as many as the host counted pings ($(mval pings))" \
-	test "$(sval remote_clock_sync)" -ge 2 -a "$(sval remote_clock_sync)" = "$(mval pings)"
+	test "${V[bytes]:-}" = "$(stat -c %s $OUT.pftrace)"
+check "system_info for the guest (machine_id $MID): its name, sysname and CPU count" \
+	test "${S[system_info]:-}" -ge 1 -a "${S[system_info_named]:-}" -ge 1 -a \
+	"${S[sysname]:-}" = "\"$(uname -s)\"" -a "${S[num_cpus]:-}" = "$(nproc)"
+check "a clock_snapshot of the guest's clocks" test "${S[clock_snapshot]:-}" -ge 1
+check "RemoteClockSync packets, as many as the host counted pings (${M[$NAME.pings]:-})" \
+	test "${S[remote_clock_sync]:-}" -ge 2 -a "${S[remote_clock_sync]:-}" = "${M[$NAME.pings]:-}"
 check "a round trip and an offset spread were measured" \
-	test "$(mval rtt_ns)" -gt 0 -a -n "$(mval spread_ns)"
+	test "${M[$NAME.rtt_ns]:-}" -gt 0 -a -n "${M[$NAME.spread_ns]:-}"
 check "the relay stayed connected: no disconnect, no gap" \
-	test "$(mval disconnects)" = 0 -a "$(mval gap_ns)" = 0 -a "$(mval connected)" = 1
+	test "${M[$NAME.disconnects]:-}" = 0 -a "${M[$NAME.gap_ns]:-}" = 0 -a "${M[$NAME.connected]:-}" = 1
 check "fake relay: its own machine id, its 2 chunks in the file and counted" \
-	test -n "$FMID" -a "$FMID" != "$MID" -a "$(mval chunks $FAKE)" = 2 -a "$(sval fake_packets)" = 2
+	test -n "$FMID" -a "$FMID" != "$MID" -a "${M[$FAKE.chunks]:-}" = 2 -a "${S[fake_packets]:-}" = 2
 check "fake relay: chunk sequence 0 then 3 is 2 chunks lost on the wire" \
-	test "$(mval lost_relay $FAKE)" = 2
+	test "${M[$FAKE.lost_relay]:-}" = 2
 check "fake relay: 1 disconnect, a gap of at least 1 s, not connected" \
-	test "$(mval disconnects $FAKE)" = 1 -a "$(mval gap_ns $FAKE)" -ge 1000000000 -a "$(mval connected $FAKE)" = 0
+	test "${M[$FAKE.disconnects]:-}" = 1 -a "${M[$FAKE.gap_ns]:-}" -ge 1000000000 -a "${M[$FAKE.connected]:-}" = 0
 
 sed 's/^/# /' "$P/endpoint_stats"
 check "rmmod with the relay connected" rmmod pbtrace
