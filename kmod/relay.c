@@ -611,6 +611,7 @@ static int relay_drain(struct relay_conn *c, int budget)
 		}
 		pbt_buffer_put_chunk(rs->b, req.index);
 		n++;
+		cond_resched();		/* a busy guest must not starve others */
 	}
 	return n;
 }
