@@ -1390,7 +1390,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stderr, NULL, _IOLBF, 0);
-	remote_buf = malloc(PBTRACE_REMOTE_READ_MIN);
+	/* Zeroed: valgrind does not see the kernel fill it through the
+	 * pointer inside struct pbtrace_remote_read. */
+	remote_buf = calloc(1, PBTRACE_REMOTE_READ_MIN);
 	if (!remote_buf) {
 		logmsg(LOG_ERR, "out of memory");
 		return 1;

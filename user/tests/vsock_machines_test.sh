@@ -14,13 +14,18 @@
 # guest's own events_written equals its events in the file. Then over TCP
 # on loopback the relay's socket is killed mid-session (ss -K): the session
 # still ends and the disconnect is in traced's log and the machine's
-# trace_stats. PBTRACE_USER_BUILD=user/build-san runs the sanitizer build.
+# trace_stats. PBTRACE_USER_BUILD=user/build-san runs the sanitizer build,
+# PBTRACE_VALGRIND=1 traced under valgrind.
 # Prints TAP. Run from the repo: tools/vm --vsock --no-module -- user/tests/vsock_machines_test.sh
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
 BIN=${PBTRACE_USER_BUILD:-$TOP/user/build}
+# PBTRACE_VALGRIND=1: traced under valgrind (its exit status says errors).
+VG=
+[[ ${PBTRACE_VALGRIND:-0} == 1 ]] &&
+	VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect"
 SCHEMA=${PBTRACE_SCHEMA_DIR:-$TOP/../shared/perfetto}
 PORT=20011
 P=/sys/module/pbtrace/parameters
@@ -55,6 +60,7 @@ stop_traced() {
 	TRACED=
 	check "traced exits cleanly (status $rc), no sanitizer report" \
 		eval '((rc == 0)) && ! grep -q "Sanitizer\|runtime error" $1'
+	((rc == 0)) || grep -v "^traced: " "$1" | head -40 | sed 's/^/# traced: /'
 }
 finish() {
 	stop_traced $W/traced${LOG2:-}.log
@@ -75,7 +81,7 @@ fi
 check "the relay connects to the endpoint over vsock loopback" \
 	wait_for 100 grep -q "^machine 1 " $P/endpoint_stats
 
-"$BIN/traced" 2> $W/traced.log &
+$VG "$BIN/traced" 2> $W/traced.log &
 TRACED=$!
 wait_for 50 eval '"$BIN/tracectl" status 2>/dev/null | grep -q "traced: running"'
 
@@ -84,7 +90,7 @@ buffers { size_kb: 512 fill_policy: DISCARD }
 data_sources { config { name: "linux.ftrace" ftrace_config {
   ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_process_exit" } } }
 trace_all_machines: true
-duration_ms: 8000
+duration_ms: 10000
 write_into_file: true
 file_write_period_ms: 500
 unique_session_name: "all"
@@ -104,15 +110,15 @@ RECORD=$!
 # The relay's session appears on this machine too; it must stay the relay's.
 check "the relay runs its local session for the host" \
 	wait_for 50 eval '"$BIN/tracectl" status | grep -q "(relay: recorded for this machine'"'"'s host)"'
+"$BIN/tracectl" stop -n relay > $W/stop_relay.out 2>&1
+RC=$?
+check "tracectl stop -n relay refused: the host's session owns it (exit $RC)" \
+	eval '((RC != 0)) && grep -q "relay recording for its host" $W/stop_relay.out'
 check "tracectl status shows the machine connected, its chunks arriving" \
 	wait_for 50 eval '"$BIN/tracectl" status > $W/status.out 2>&1 &&
 		grep -q "machine loopguest (id [1-9][0-9]*): connected, buffer 0" $W/status.out &&
 		grep -q "received [1-9][0-9]* chunks" $W/status.out'
 grep -A3 "machine loopguest" $W/status.out | sed 's/^/# /'
-"$BIN/tracectl" stop -n relay > $W/stop_relay.out 2>&1
-RC=$?
-check "tracectl stop -n relay refused: the host's session owns it (exit $RC)" \
-	eval '((RC != 0)) && grep -q "relay recording for its host" $W/stop_relay.out'
 wait $RECORD
 check "tracectl record -c all.pbtx (trace_all_machines) ran and traced finished the file" test $? -eq 0
 "$BIN/tracectl" stop -n hostonly --wait > /dev/null 2>> $W/start.out
@@ -185,7 +191,7 @@ if ! insmod "$KO" endpoint=tcp:$TPORT relay=tcp:127.0.0.1:$TPORT \
 	finish
 fi
 check "the TCP relay connects" wait_for 100 grep -q "^machine 1 " $P/endpoint_stats
-"$BIN/traced" 2> $W/traced2.log &
+$VG "$BIN/traced" 2> $W/traced2.log &
 TRACED=$!
 wait_for 50 eval '"$BIN/tracectl" status 2>/dev/null | grep -q "traced: running"'
 "$BIN/tracectl" start -n drop -A -e sched/sched_switch -b 512 --fill discard \
