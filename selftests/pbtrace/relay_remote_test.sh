@@ -145,6 +145,8 @@ check "the fake relay was started for the session and sent its chunks" \
 	test $frc = 0 -a "$(cat $OUT.fake)" = "session ${V[session]:-}"
 sed 's/^/# /' $OUT.txt
 check "remote_read: session ran, stopped, READ_REMOTE reached EOF" test $rc = 0
+check "the relay got CONTROL start, flush and stop: 3 controls" \
+	test "${V[flush]:-}" = 0 -a "$(relay_stat controls)" = 3
 check "READ_REMOTE refuses a buffer below PBTRACE_REMOTE_READ_MIN (EINVAL)" \
 	test "${V[small_read_errno]:-}" = 22
 check "READ_REMOTE before start: nothing yet (EAGAIN)" \

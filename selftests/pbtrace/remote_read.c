@@ -3,7 +3,8 @@
  * The host side of a relayed session, seen from userspace without traced:
  * creates a session whose one buffer names only relayed machines
  * (PBTRACE_A_BUFFER_MACHINES), starts it, reads what the relays send with
- * PBTRACE_IOC_READ_REMOTE into a file, stops it, reads on until EOF, and
+ * PBTRACE_IOC_READ_REMOTE into a file, flushes it half way, stops it,
+ * reads on until EOF, and
  * prints what GET_SESSION says about each machine. relay_remote_test.sh
  * decodes the file with protoc and Perfetto's schema and checks it against
  * these numbers.
@@ -323,7 +324,11 @@ int main(int argc, char **argv)
 	       ioctl(fd, PBTRACE_IOC_READ_REMOTE, &rr) < 0 ? errno : 0);
 	if (session_cmd(PBTRACE_CMD_START_SESSION, id))
 		return 1;
-	if (drain(fd, out, buf, now() + atof(argv[2]), &bytes) < 0)
+	/* Half the time, a FLUSH (the relays get CONTROL flush), the rest. */
+	if (drain(fd, out, buf, now() + atof(argv[2]) / 2, &bytes) < 0)
+		return 1;
+	printf("flush %d\n", session_cmd(PBTRACE_CMD_FLUSH_SESSION, id));
+	if (drain(fd, out, buf, now() + atof(argv[2]) / 2, &bytes) < 0)
 		return 1;
 	ret = session_cmd(PBTRACE_CMD_STOP_SESSION, id);
 	t_stop = now();
