@@ -205,6 +205,27 @@ check "fake relay: chunk sequence 0 then 3 is 2 chunks lost on the wire" \
 check "fake relay: 1 disconnect, a gap of at least 1 s, not connected" \
 	test "${M[$FAKE.disconnects]:-}" = 1 -a "${M[$FAKE.gap_ns]:-}" -ge 1000000000 -a "${M[$FAKE.connected]:-}" = 0
 
+# A second session, host and relays in one buffer: the relay, done with
+# the first, starts again for it; and the host records too.
+controls=$(relay_stat controls)
+"$BIN/remote_read" $OUT.2.pftrace 2 host '*' > $OUT.2.txt
+rc=$?
+sed 's/^/# 2: /' $OUT.2.txt
+line=$(grep "^machine name=$NAME " $OUT.2.txt)
+check "session [host, *]: EOF, local events and the relay's chunks in one buffer" \
+	eval '[ $rc = 0 ] && [ "$(sed -n "s/^local_events_written //p" $OUT.2.txt)" -gt 0 ] &&
+		[[ "$line" =~ " chunks="[1-9] ]]'
+check "session [host, *]: the relay was started, flushed and stopped again" \
+	test "$(relay_stat controls)" = $((controls + 3))
+# A third that names only the host: no relay joins it.
+"$BIN/remote_read" $OUT.3.pftrace 1 host > $OUT.3.txt
+rc=$?
+sed 's/^/# 3: /' $OUT.3.txt
+check "session [host]: EOF, local events, no machine, nothing relayed" \
+	eval '[ $rc = 0 ] && [ "$(sed -n "s/^local_events_written //p" $OUT.3.txt)" -gt 0 ] &&
+		! grep -q "^machine " $OUT.3.txt && [ ! -s $OUT.3.pftrace ] &&
+		[ "$(relay_stat controls)" = $((controls + 3)) ]'
+
 sed 's/^/# /' "$P/endpoint_stats"
 check "rmmod with the relay connected" rmmod pbtrace
 dmesg | grep pbtrace | sed 's/^/# dmesg: /' | tail -n 20
