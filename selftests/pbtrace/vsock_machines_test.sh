@@ -16,7 +16,7 @@
 # still ends and the disconnect is in traced's log and the machine's
 # trace_stats. PBTRACE_USER_BUILD=user/build-san runs the sanitizer build,
 # PBTRACE_VALGRIND=1 traced under valgrind.
-# Prints TAP. Run from the repo: tools/vm --vsock --no-module -- user/tests/vsock_machines_test.sh
+# Prints TAP. Run from the repo: tools/vm --vsock --no-module -- selftests/pbtrace/vsock_machines_test.sh
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
