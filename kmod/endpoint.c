@@ -63,6 +63,7 @@ MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separ
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
 #define EP_POLL_JIFFIES	(HZ / 10)	/* how soon a session change is seen */
 #define EP_DONE_JIFFIES	(2 * HZ)	/* a stopped guest's last chunks */
+#define EP_LATE_JIFFIES	(10 * HZ)	/* then what it still sends is counted */
 #define EP_SCRATCH	PBTRACE_REMOTE_READ_MIN	/* one stamped record */
 
 /* What a HELLO says, kept until the relay has proved itself (TCP). */
@@ -118,6 +119,10 @@ struct ep_conn {
 	/* The session this machine records for; only this thread uses these. */
 	struct pbt_session *s;		/* our reference, or NULL */
 	u32 buf;			/* its buffer */
+	/* Stopped, we gave up waiting: its late chunks are dropped there. */
+	struct pbt_session *late;
+	u32 late_buf;
+	unsigned long late_end;		/* not longer: it pins the buffers */
 	u32 gen;			/* ep_gen when we last looked */
 	u32 flush_gen;			/* the session's flushes passed on */
 	bool stop_sent;			/* CONTROL stop sent, waiting */
@@ -386,6 +391,12 @@ static void ep_queue_round(struct ep_conn *c)
 			((t2 - t1) + (t3 - t4)) / 2);
 }
 
+static void ep_forget_late(struct ep_conn *c)
+{
+	pbt_session_put(c->late);
+	c->late = NULL;
+}
+
 static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 {
 	struct ep_machine *m = c->m;
@@ -400,6 +411,7 @@ static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 		}
 	}
 	memset(c->next_seq, 0, max(m->ident.num_cpus, 1u) * sizeof(*c->next_seq));
+	ep_forget_late(c);
 	c->s = s;
 	c->buf = buffer;
 	c->flush_gen = pbt_remote_flush_gen(s->remote);
@@ -423,12 +435,23 @@ static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 	return ep_control(c, FRAME_CTL_START);
 }
 
+/*
+ * A guest released before its STOPPED came keeps the session as c->late,
+ * so what it still sends is counted there (until it binds again).
+ */
 static void ep_unbind(struct ep_conn *c, bool lost)
 {
 	if (!c->s)
 		return;
 	pbt_remote_unbind(c->s, c->buf, c->m->id, lost);
-	pbt_session_put(c->s);
+	ep_forget_late(c);
+	if (!lost && !c->stopped_rcvd) {
+		c->late = c->s;
+		c->late_buf = c->buf;
+		c->late_end = jiffies + EP_LATE_JIFFIES;
+	} else {
+		pbt_session_put(c->s);
+	}
 	c->s = NULL;
 }
 
@@ -446,6 +469,8 @@ static int ep_sync(struct ep_conn *c)
 	if (!c->authed)			/* looks again once it is */
 		return 0;
 	c->gen = atomic_read(&ep_gen);
+	if (c->late && time_after(jiffies, c->late_end))
+		ep_forget_late(c);
 	if (s && READ_ONCE(s->state) == PBTRACE_STATE_STARTED) {
 		gen = pbt_remote_flush_gen(s->remote);
 		if (gen == c->flush_gen)
@@ -471,7 +496,8 @@ static int ep_sync(struct ep_conn *c)
 
 static bool ep_sync_due(struct ep_conn *c)
 {
-	return c->gen != atomic_read(&ep_gen) || (c->s && c->stop_sent);
+	return c->gen != atomic_read(&ep_gen) || (c->s && c->stop_sent) ||
+	       (c->late && time_after(jiffies, c->late_end));
 }
 
 /*
@@ -486,6 +512,8 @@ static void ep_chunk(struct ep_conn *c, const struct frame_chunk *ch)
 	atomic_inc(&ep_stats.chunks);
 	if (!c->s) {
 		atomic_inc(&ep_stats.chunks_unbound);
+		if (c->late)
+			pbt_remote_chunk(c->late, c->late_buf, id, NULL, -1, 0);
 		return;
 	}
 	if ((s32)(ch->seq - c->next_seq[ch->cpu]) > 0)
@@ -501,6 +529,13 @@ static void ep_chunk(struct ep_conn *c, const struct frame_chunk *ch)
 static void ep_stopped(struct ep_conn *c, const struct frame_stopped *st)
 {
 	atomic_inc(&ep_stats.stopped);
+	if (c->late && st->session_id == c->late->id) {
+		/* Too late for the reader, not for GET_SESSION. */
+		pbt_remote_stopped(c->late, c->m->id, st->events_written,
+				   st->events_lost);
+		ep_forget_late(c);
+		return;
+	}
 	if (!c->s || st->session_id != c->s->id)
 		return;			/* a session we already gave up on */
 	pbt_remote_stopped(c->s, c->m->id, st->events_written,
@@ -727,6 +762,7 @@ static int ep_conn_thread(void *arg)
 	}
 	kernel_sock_shutdown(c->sock, SHUT_RDWR);
 	ep_unbind(c, true);
+	ep_forget_late(c);
 	ep_machine_release(c);
 	mutex_lock(&ep_lock);
 	c->done = true;
