@@ -208,13 +208,16 @@ check "fake relay: 1 disconnect, a gap of at least 1 s, not connected" \
 # A second session, host and relays in one buffer: the relay, done with
 # the first, starts again for it; and the host records too.
 controls=$(relay_stat controls)
-"$BIN/remote_read" $OUT.2.pftrace 2 host '*' > $OUT.2.txt
+REMOTE_READ_AGAIN=3 "$BIN/remote_read" $OUT.2.pftrace 2 host '*' > $OUT.2.txt
 rc=$?
 sed 's/^/# 2: /' $OUT.2.txt
-line=$(grep "^machine name=$NAME " $OUT.2.txt)
+line=$(grep "^machine name=$NAME " $OUT.2.txt | head -n 1)
+again=$(sed -n '/^again$/,$p' $OUT.2.txt | grep "^machine name=$NAME ")
 check "session [host, *]: EOF, local events and the relay's chunks in one buffer" \
-	eval '[ $rc = 0 ] && [ "$(sed -n "s/^local_events_written //p" $OUT.2.txt)" -gt 0 ] &&
+	eval '[ $rc = 0 ] && [ "$(sed -n "s/^local_events_written //p" $OUT.2.txt | head -n 1)" -gt 0 ] &&
 		[[ "$line" =~ " chunks="[1-9] ]]'
+check "session [host, *]: the guest's STOPPED counters are kept, even if it came after EOF" \
+	eval '[[ "$again" =~ " guest_written="[1-9] ]]'
 check "session [host, *]: the relay was started, flushed and stopped again" \
 	test "$(relay_stat controls)" = $((controls + 3))
 # A third that names only the host: no relay joins it.

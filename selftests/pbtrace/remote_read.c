@@ -15,6 +15,9 @@
  *   remote_read OUT SECONDS [MACHINE...]   (default machine list: "*")
  *   remote_read bad                        bad machine lists are refused
  *
+ * With REMOTE_READ_AGAIN=SECS it waits that long after EOF and prints
+ * "again" and GET_SESSION once more: what a late relay sent after EOF.
+ *
  * Output: "key value" lines, then one "machine ..." line per machine.
  */
 #include <errno.h>
@@ -338,6 +341,11 @@ int main(int argc, char **argv)
 	printf("eof %d\neof_ms %d\nbytes %llu\n", eof,
 	       (int)((t_eof - t_stop) * 1000), bytes);
 	ret = get_session(id);
+	if (!ret && getenv("REMOTE_READ_AGAIN")) {
+		sleep(atoi(getenv("REMOTE_READ_AGAIN")));
+		printf("again\n");
+		ret = get_session(id);
+	}
 	if (ret)
 		fprintf(stderr, "remote_read: GET_SESSION: %s\n", strerror(-ret));
 	close(fd);
