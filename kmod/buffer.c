@@ -58,6 +58,10 @@ struct pbt_writer {
 	u8 *packet_len;		/* length prefixes patched at seal */
 	u8 *bundle_len;
 	atomic_t nmi_lost;	/* NMI/recursion drops not yet in the stats */
+	call_single_data_t flush_csd;	/* seals on this CPU for a flush */
+	atomic_t flush_busy;	/* flush_csd queued and not yet done */
+	struct pbt_buffer *b;
+	u32 flushed_gen;	/* last flush generation done here */
 } ____cacheline_aligned_in_smp;
 
 struct pbt_buffer {
@@ -79,6 +83,8 @@ struct pbt_buffer {
 	struct pbt_writer *w;		/* [nr_cpus] */
 	struct irq_work wake_work;
 	wait_queue_head_t *wq;
+	wait_queue_head_t flush_wq;	/* flusher waits for every CPU */
+	u32 flush_gen;
 	spinlock_t read_lock;		/* chunks_read updates by readers */
 	struct list_head node;		/* all_buffers, for CPU hotplug */
 	bool active;
@@ -387,34 +393,93 @@ static void flush_cpu(struct pbt_buffer *b, u32 cpu)
 		seal_chunk(b, w, cpu);
 }
 
-static void flush_ipi(void *info)
+/*
+ * A flush of a started buffer seals each CPU's chunk on that CPU, from an
+ * async IPI (irqs off, so it cannot interleave with a probe there), and
+ * the flusher sleeps until every CPU has done it. Nothing spins with
+ * preemption off waiting for another CPU to answer, and a CPU that does
+ * not answer within a second costs a late seal, not a frozen caller.
+ */
+static void flush_csd_fn(void *info)
 {
-	flush_cpu(info, smp_processor_id());
+	struct pbt_writer *w = info;
+	struct pbt_buffer *b = w->b;
+
+	flush_cpu(b, smp_processor_id());
+	/* Release: a flusher that sees the generation sees the seal. */
+	smp_store_release(&w->flushed_gen, READ_ONCE(b->flush_gen));
+	wake_up(&b->flush_wq);
+	atomic_set_release(&w->flush_busy, 0);
+}
+
+static bool flushed_all(struct pbt_buffer *b, u32 gen)
+{
+	u32 cpu;
+
+	for_each_online_cpu(cpu) {
+		if (cpu >= b->nr_cpus)
+			continue;
+		/* Acquire: pairs with flush_csd_fn(). */
+		if (smp_load_acquire(&b->w[cpu].flushed_gen) != gen)
+			return false;
+	}
+	return true;
+}
+
+/* Sleep until no flush IPI of this writer is in flight. */
+static void flush_csd_wait(struct pbt_writer *w)
+{
+	while (atomic_read_acquire(&w->flush_busy))
+		schedule_timeout_uninterruptible(1);
+}
+
+static void flush_started(struct pbt_buffer *b)
+{
+	u32 cpu, gen = READ_ONCE(b->flush_gen) + 1;
+	struct pbt_writer *w;
+
+	WRITE_ONCE(b->flush_gen, gen);
+	for_each_online_cpu(cpu) {
+		if (cpu >= b->nr_cpus)
+			continue;
+		w = &b->w[cpu];
+		/* In flight since a flush that timed out: seals when it runs. */
+		if (atomic_cmpxchg(&w->flush_busy, 0, 1)) {
+			WRITE_ONCE(w->flushed_gen, gen);
+			continue;
+		}
+		if (smp_call_function_single_async(cpu, &w->flush_csd)) {
+			atomic_set(&w->flush_busy, 0);
+			WRITE_ONCE(w->flushed_gen, gen);
+		}
+	}
+	if (!wait_event_timeout(b->flush_wq, flushed_all(b, gen), HZ))
+		pr_warn_ratelimited("pbtrace: flush: a CPU did not answer in 1 s, its open chunk is sealed later\n");
 }
 
 /*
- * A started buffer's open chunk belongs to the probe of its CPU, so it is
- * sealed there, with irqs off. Once deactivated (and the probes synced, see
- * pbtrace.h) no probe writes any more: every CPU is sealed from here,
- * without waiting on other CPUs.
+ * Once deactivated (and the probes synced, see pbtrace.h) no probe writes
+ * any more: every CPU is sealed from here. Offline CPUs have no probe
+ * either. Serialized by pbt_sessions_lock.
  */
 void pbt_buffer_flush(struct pbt_buffer *b)
 {
 	u32 cpu;
 
 	cpus_read_lock();
+	if (b->active)
+		flush_started(b);
 	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
 		if (!cpu_possible(cpu))
 			continue;
-		if (b->active && cpu_online(cpu)) {
-			smp_call_function_single(cpu, flush_ipi, b, 1);
-		} else {
+		if (!b->active || !cpu_online(cpu)) {
+			/* Never two sealers: a late flush IPI goes first. */
+			flush_csd_wait(&b->w[cpu]);
 			flush_cpu(b, cpu);
 		}
 		WRITE_ONCE(b->stats[cpu].online, cpu_online(cpu));
 	}
 	cpus_read_unlock();
-	irq_work_sync(&b->wake_work);
 	wake_up_interruptible(b->wq);
 }
 
@@ -497,6 +562,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	atomic64_set(&b->seq, 0);
 	spin_lock_init(&b->read_lock);
 	init_irq_work(&b->wake_work, wake_readers);
+	init_waitqueue_head(&b->flush_wq);
 
 	ret = layout(b, p);
 	if (ret)
@@ -507,6 +573,8 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 		goto err;
 	}
 	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
+		b->w[cpu].b = b;
+		INIT_CSD(&b->w[cpu].flush_csd, flush_csd_fn, &b->w[cpu]);
 		b->stats[cpu].cpu = cpu;
 		b->stats[cpu].online = cpu_online(cpu);
 		for (i = 0; i < b->chunks_per_cpu; i++)
@@ -525,12 +593,16 @@ err:
 
 void pbt_buffer_destroy(struct pbt_buffer *b)
 {
+	u32 cpu;
+
 	if (!b)
 		return;
 	WARN_ON_ONCE(b->active);
 	spin_lock(&all_buffers_lock);
 	list_del(&b->node);
 	spin_unlock(&all_buffers_lock);
+	for (cpu = 0; cpu < b->nr_cpus; cpu++)
+		flush_csd_wait(&b->w[cpu]);
 	irq_work_sync(&b->wake_work);
 	kfree(b->w);
 	vfree(b->vmem);
