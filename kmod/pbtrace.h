@@ -170,7 +170,7 @@ void pbt_buffer_deactivate(struct pbt_buffer *b);
 void pbt_buffer_flush(struct pbt_buffer *b);	/* seal all CPUs, may sleep */
 void pbt_buffer_stats(struct pbt_buffer *b, int cpu, struct pbtrace_cpu_stats *out);
 void *pbt_buffer_vmem(struct pbt_buffer *b, size_t *size); /* for mmap */
-int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req);
+int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req); /* may sleep */
 int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
 bool pbt_buffer_has_sealed(struct pbt_buffer *b);
