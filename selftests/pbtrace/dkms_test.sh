@@ -17,16 +17,7 @@ set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KVER=${KVER:-$("$TOP/tools/deps" --kver)}
 DEST=/lib/modules/$KVER/updates/dkms
-N=0
-FAILED=0
-
-ok() { echo "ok $((++N)) - $*"; }
-not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 # The GNU build ID of an ELF file, and of a loaded module (from sysfs; the
 # note is 12 bytes of header, "GNU\0", then the 20-byte ID).

@@ -13,10 +13,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SCHEMA=${PBTRACE_SCHEMA_DIR:-$HERE/../../../shared/perfetto}
 W=$(mktemp -d /tmp/mm_check_test.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-N=0
-FAILED=0
-ok() { echo "ok $((++N)) - $*"; }
-not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 INFO=(n=20 ping_pid=77 echo_pid=55 name=guest2 sysname=Linux release=6.1.0 machine=x86_64)
 
 protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto || {

@@ -12,34 +12,10 @@ NET=$TOP/selftests/pbtrace/build/mm_net
 CHECK=$TOP/selftests/pbtrace/mm_check.py
 SCHEMA=${PBTRACE_SCHEMA_DIR:-$TOP/../shared/perfetto}
 P=/sys/module/pbtrace/parameters
-N=0
-FAILED=0
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 T0=$SECONDS
 
-ok() { echo "ok $((++N)) - $*"; }
-not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
 note() { echo "# $((SECONDS - T0))s: $*"; }
-# check NAME COMMAND...: one TAP line; returns the command's status.
-check() {
-	local name=$1
-	shift
-	if "$@"; then
-		ok "$name"
-		return 0
-	fi
-	not_ok "$name"
-	return 1
-}
-# Wait up to $1 tenths of a second for the command to succeed.
-wait_for() {
-	local n=$1
-	shift
-	while ((n-- > 0)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 finish() {
 	echo "1..$N"
 	exit $FAILED

@@ -28,25 +28,7 @@ NAME=remote-guest
 FAKE=fake-guest
 P=/sys/module/pbtrace/parameters
 OUT=/tmp/remote
-N=0
-FAILED=0
-
-ok() { echo "ok $((++N)) - $*"; }
-not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-wait_for() {
-	local n=$1
-	shift
-	while ((n-- > 0)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
 ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
 # Values are parsed once with bash builtins: a debug kernel under TCG

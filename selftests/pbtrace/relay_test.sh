@@ -25,16 +25,7 @@ PORT=20001
 TCP_PORT=20002
 KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 P=/sys/module/pbtrace/parameters
-N=0
-FAILED=0
-
-ok() { echo "ok $((++N)) - $*"; }
-not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 # A helper's TAP output (file $2), its lines renumbered as ours, prefixed $1.
 retap() {
 	local line
@@ -54,17 +45,6 @@ hostile() {
 	rc=$?
 	retap hostile /tmp/hostile.out
 	((rc == 0)) || not_ok "relay_hostile $* exited $rc"
-}
-# Wait up to $1 tenths of a second for the command to succeed. The command
-# is run again each time: pass state reads through eval '...'.
-wait_for() {
-	local n=$1
-	shift
-	while ((n-- > 0)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
 }
 relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
 ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }

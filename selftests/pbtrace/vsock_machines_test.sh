@@ -30,25 +30,8 @@ SCHEMA=${PBTRACE_SCHEMA_DIR:-$TOP/../shared/perfetto}
 PORT=20011
 P=/sys/module/pbtrace/parameters
 W=/tmp/vm_machines
-N=0
-FAILED=0
-
-ok() { echo "ok $((++N)) - $*"; }
-not_ok() { echo "not ok $((++N)) - $*"; FAILED=1; }
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-wait_for() {
-	local n=$1
-	shift
-	while ((n-- > 0)); do
-		"$@" && return 0
-		sleep 0.2
-	done
-	"$@"
-}
+WAIT_STEP=0.2
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 # SIGTERM is a clean exit for traced; the sanitizer build reports leaks
 # and errors at exit, into its log ($1).
 stop_traced() {
