@@ -131,6 +131,7 @@ struct ep_conn {
 	bool have_ping;			/* ping_send holds a PING's clocks */
 	bool need_snapshot;		/* joined before any PING */
 	bool have_round;		/* round holds a complete ping round */
+	u64 best_rtt;			/* smallest RTT since bound, or 0 */
 	u64 round[4][FRAME_NR_CLOCKS];	/* its t1, t2, t3, t4 */
 	u32 *next_seq;			/* per guest CPU: next chunk sequence */
 	u8 *scratch;			/* EP_SCRATCH: stamping, packets */
@@ -384,11 +385,32 @@ static void ep_queue_round(struct ep_conn *c)
 	s64 t1 = c->round[0][bt], t2 = c->round[1][bt];
 	s64 t3 = c->round[2][bt], t4 = c->round[3][bt];
 
+	c->best_rtt = (t4 - t1) - (t3 - t2);
 	ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH, c->m->id, 0,
 				     c->round[0], c->round[1], c->round[2],
 				     c->round[3]));
-	pbt_remote_ping(c->s, c->m->id, (t4 - t1) - (t3 - t2),
+	pbt_remote_ping(c->s, c->m->id, true, c->best_rtt,
 			((t2 - t1) + (t3 - t4)) / 2);
+}
+
+/*
+ * A round of the bound session. trace_processor places the machine's
+ * events with the last remote_clock_sync before them, so a slow round (a
+ * second, under load) would move them by its error: only rounds within
+ * twice the smallest RTT since binding go into the trace.
+ */
+static void ep_clock_sync(struct ep_conn *c, u64 rtt, s64 offset)
+{
+	bool keep;
+
+	if (!c->best_rtt || rtt < c->best_rtt)
+		c->best_rtt = rtt;
+	keep = rtt <= 2 * c->best_rtt;
+	if (keep)
+		ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH, c->m->id,
+					     0, c->round[0], c->round[1],
+					     c->round[2], c->round[3]));
+	pbt_remote_ping(c->s, c->m->id, keep, rtt, offset);
 }
 
 static void ep_forget_late(struct ep_conn *c)
@@ -417,6 +439,7 @@ static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 	c->flush_gen = pbt_remote_flush_gen(s->remote);
 	c->stop_sent = false;
 	c->stopped_rcvd = false;
+	c->best_rtt = 0;
 	pbt_remote_bind(s, buffer, m->id, m->ident.name, m->ident.num_cpus);
 	pr_info("pbtrace: endpoint: machine %u \"%s\" records for session %u buffer %u\n",
 		m->id, m->ident.name, s->id, buffer);
@@ -627,15 +650,9 @@ static int ep_ping(struct ep_conn *c, const struct frame_ping *p,
 		memcpy(c->round[2], c->pong_reply, sizeof(c->round[2]));
 		memcpy(c->round[3], p->prev_recv, sizeof(c->round[3]));
 		c->have_round = true;
-		if (c->s) {
-			ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH,
-						     m->id, 0, c->ping_send,
-						     c->pong_recv,
-						     c->pong_reply,
-						     p->prev_recv));
-			pbt_remote_ping(c->s, m->id, (t4 - t1) - (t3 - t2),
-					((t2 - t1) + (t3 - t4)) / 2);
-		}
+		if (c->s)
+			ep_clock_sync(c, (t4 - t1) - (t3 - t2),
+				      ((t2 - t1) + (t3 - t4)) / 2);
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PONG;

@@ -61,6 +61,11 @@ static size_t key_len;
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	30000
 #define HOST_TIMEOUT_MS	10000		/* no WELCOME or PONG: host is dead */
+/*
+ * Ping rounds back to back when a session starts: one round under load can
+ * take a second, so the host keeps the fastest rounds and needs a few.
+ */
+#define PING_BURST	8
 #define RX_SIZE		(FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX)
 /*
  * While a session records, the receive wait is short so sealed chunks go
@@ -343,6 +348,7 @@ struct relay_conn {
 	u32 ping_id;
 	u32 ping_period_ms;
 	unsigned long next_ping;	/* jiffies */
+	u32 burst;			/* pings still to send at once */
 	unsigned long deadline;		/* jiffies: WELCOME or PONG by then */
 	u64 ping_sent;			/* BOOTTIME of the outstanding PING */
 	u32 prev_id;			/* last PONG, reported in the next PING */
@@ -681,6 +687,9 @@ static int relay_control(struct relay_conn *c, const struct frame_control *ctl)
 	rst.controls++;
 	switch (ctl->op) {
 	case FRAME_CTL_START:
+		c->burst = PING_BURST;
+		if (!c->ps.ping_out)
+			c->next_ping = jiffies;
 		return relay_start(c, ctl);
 	case FRAME_CTL_STOP:
 		return relay_stop(c, ctl);
@@ -778,6 +787,10 @@ static int relay_handle(struct relay_conn *c, const struct frame *f)
 		rst.rtt_ns = now[FRAME_CLK_BOOTTIME] - c->ping_sent;
 		c->prev_id = f->pong.id;
 		memcpy(c->prev_recv, now, sizeof(now));
+		if (c->burst) {
+			c->burst--;
+			c->next_ping = jiffies;
+		}
 		return 0;
 	case FRAME_CONTROL:
 		return relay_control(c, &f->control);
@@ -881,6 +894,7 @@ static int relay_connect_once(struct relay_conn *c)
 		c->have = 0;
 		c->tx_seq = 0;
 		c->prev_id = 0;
+		c->burst = 0;
 		c->bad = 0;
 		c->failed_id = 0;
 		ret = relay_run(c);

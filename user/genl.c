@@ -899,8 +899,9 @@ int pbt_machine_describe(char *buf, size_t n, const struct pbt_machine_info *m)
 	human_bytes(bytes, sizeof(bytes), st->bytes);
 	if (st->pings)
 		snprintf(clock, sizeof(clock),
-			 "%llu pings, rtt %.1f us, offset %+.6f s, spread %.1f us",
-			 (unsigned long long)st->pings, st->rtt_ns / 1e3,
+			 "%llu pings (%llu in the trace), rtt %.1f us, offset %+.6f s, spread %.1f us",
+			 (unsigned long long)st->pings,
+			 (unsigned long long)st->clock_syncs, st->rtt_ns / 1e3,
 			 st->offset_ns / 1e9, st->offset_spread_ns / 1e3);
 	else
 		snprintf(clock, sizeof(clock), "no ping round yet: no clock offset");

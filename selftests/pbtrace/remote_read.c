@@ -189,7 +189,7 @@ static int print_session(struct nlattr **tb, void *arg)
 		    nla_len(mt[PBTRACE_A_MACHINE_STATS]) < (int)sizeof(*st))
 			return -EBADMSG;
 		st = nla_data(mt[PBTRACE_A_MACHINE_STATS]);
-		printf("machine name=%s id=%u connected=%u buffer=%u cpus=%u chunks=%llu bytes=%llu lost_relay=%llu dropped=%llu guest_written=%llu guest_lost=%llu disconnects=%llu gap_ns=%llu pings=%llu rtt_ns=%llu offset_ns=%lld spread_ns=%llu\n",
+		printf("machine name=%s id=%u connected=%u buffer=%u cpus=%u chunks=%llu bytes=%llu lost_relay=%llu dropped=%llu guest_written=%llu guest_lost=%llu disconnects=%llu gap_ns=%llu pings=%llu syncs=%llu rtt_ns=%llu offset_ns=%lld spread_ns=%llu\n",
 		       nla_get_string(mt[PBTRACE_A_MACHINE_NAME]),
 		       st->machine_id, st->connected, st->buffer, st->num_cpus,
 		       (unsigned long long)st->chunks,
@@ -201,6 +201,7 @@ static int print_session(struct nlattr **tb, void *arg)
 		       (unsigned long long)st->disconnects,
 		       (unsigned long long)st->gap_ns,
 		       (unsigned long long)st->pings,
+		       (unsigned long long)st->clock_syncs,
 		       (unsigned long long)st->rtt_ns,
 		       (long long)st->offset_ns,
 		       (unsigned long long)st->offset_spread_ns);

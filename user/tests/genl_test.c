@@ -197,7 +197,8 @@ static void test_describe(void)
 			.chunks_dropped = 2, .guest_events_written = 5000,
 			.guest_events_lost = 3, .disconnects = 1,
 			.gap_ns = 1500000000, .pings = 12, .rtt_ns = 250500,
-			.offset_ns = -2500000, .offset_spread_ns = 40000 },
+			.offset_ns = -2500000, .offset_spread_ns = 40000,
+			.clock_syncs = 5 },
 	};
 	char buf[1024];
 
@@ -205,7 +206,7 @@ static void test_describe(void)
 	tap(strstr(buf, "machine guest2 (id 1): connected, buffer 0, 2 cpus\n") &&
 	    strstr(buf, "received 10 chunks, 20.0 MiB; guest wrote 5000 events\n") &&
 	    strstr(buf, "lost: 1 chunks in relay gaps, 2 dropped here (queue full), 3 events on the guest, 1 disconnects (1.500 s without it)\n") &&
-	    strstr(buf, "clock: 12 pings, rtt 250.5 us, offset -0.002500 s, spread 40.0 us\n"),
+	    strstr(buf, "clock: 12 pings (5 in the trace), rtt 250.5 us, offset -0.002500 s, spread 40.0 us\n"),
 	    "status text: name, id, connected, chunks, bytes, each loss, pings, rtt, offset, spread");
 	memset(&m.st, 0, sizeof(m.st));
 	m.st.machine_id = 4;

@@ -272,6 +272,8 @@ struct pbtrace_machine_stats {
 	__u64 rtt_ns;		/* smallest round trip */
 	__s64 offset_ns;	/* host BOOTTIME - guest BOOTTIME, at rtt_ns */
 	__u64 offset_spread_ns;	/* max - min offset over the rounds */
+	__u64 clock_syncs;	/* rounds written as remote_clock_sync: those
+				 * within twice the smallest RTT so far */
 };
 
 /* Chunk states, in struct pbtrace_chunk_meta.state. */
