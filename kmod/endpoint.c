@@ -52,11 +52,13 @@ MODULE_PARM_DESC(endpoint, "accept guest relays on vsock:PORT and/or tcp:[ADDR:]
 static char *endpoint_cids;
 module_param(endpoint_cids, charp, 0444);
 MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separated (default: any)");
+static unsigned int endpoint_ping_ms = 1000;
+module_param(endpoint_ping_ms, uint, 0444);
+MODULE_PARM_DESC(endpoint_ping_ms, "clock ping period asked of relays, 100..10000 ms (default 1000)");
 
 #define EP_MAX_CONNS	16
 #define EP_MAX_MACHINES	PBT_REMOTE_MAX_MACHINES
-#define EP_IDLE_SECS	30	/* a relay pings every second or so */
-#define EP_PING_MS	1000
+#define EP_IDLE_SECS	30	/* above the longest ping period */
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD)
 #define EP_LISTENERS	2
 #define EP_MAX_CIDS	16
@@ -585,7 +587,7 @@ static int ep_hello(struct ep_conn *c, const struct frame_hello *h,
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_WELCOME;
 	f.welcome.machine_id = c->m->id;
-	f.welcome.ping_period_ms = EP_PING_MS;
+	f.welcome.ping_period_ms = endpoint_ping_ms;
 	if (c->tcp) {
 		memcpy(c->relay_nonce, h->nonce, FRAME_NONCE_LEN);
 		get_random_bytes(c->host_nonce, FRAME_NONCE_LEN);
@@ -1050,6 +1052,11 @@ int pbt_endpoint_init(void)
 
 	if (!endpoint || !*endpoint)
 		return 0;
+	if (endpoint_ping_ms < 100 || endpoint_ping_ms > 10000) {
+		pr_err("pbtrace: endpoint_ping_ms=%u: want 100..10000 (a relay silent for %u s is dropped)\n",
+		       endpoint_ping_ms, EP_IDLE_SECS);
+		return -EINVAL;
+	}
 	ret = pbt_key_init();
 	if (!ret)
 		ret = ep_parse_cids();

@@ -400,6 +400,17 @@ static int relay_sendv(struct relay_conn *c, struct kvec *vec, size_t nr,
 	return 0;
 }
 
+/*
+ * Without a session the thread sleeps in recvmsg() between frames; it must
+ * wake for the next ping, whatever period the host asked for.
+ */
+static long relay_idle_timeo(const struct relay_conn *c)
+{
+	long t = msecs_to_jiffies(c->ping_period_ms);
+
+	return clamp_t(long, t, 1, HZ);
+}
+
 static int relay_send(struct relay_conn *c, struct frame *f)
 {
 	struct kvec vec;
@@ -494,7 +505,7 @@ static void relay_end(struct relay_conn *c)
 	rst.session = 0;
 	rst.local_session = 0;
 	if (c->sock)
-		c->sock->sk->sk_rcvtimeo = HZ;
+		c->sock->sk->sk_rcvtimeo = relay_idle_timeo(c);
 }
 
 static int relay_new_session(struct relay_conn *c,
@@ -778,6 +789,7 @@ static int relay_handle(struct relay_conn *c, const struct frame *f)
 		c->welcomed = true;
 		c->ping_period_ms = clamp_t(u32, f->welcome.ping_period_ms,
 					    100, 60000);
+		c->sock->sk->sk_rcvtimeo = relay_idle_timeo(c);
 		pr_info("pbtrace: relay: host %s took us as machine %u\n",
 			relay, f->welcome.machine_id);
 		return relay_ping(c);

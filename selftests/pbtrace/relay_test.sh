@@ -204,6 +204,21 @@ check "a bad endpoint_cids is refused at load" \
 	eval '! insmod "$KO" endpoint=vsock:$PORT endpoint_cids=3x 2>/dev/null'
 check "TCP without a key is refused at load" \
 	eval '! insmod "$KO" endpoint=tcp:$TCP_PORT 2>/dev/null'
+check "an endpoint_ping_ms outside 100..10000 is refused at load" \
+	eval '! insmod "$KO" endpoint=vsock:$PORT endpoint_ping_ms=50 2>/dev/null'
+# The period the host asks for is the one the relay pings at: at 200 ms at
+# least 2 rounds a second (the default 1000 ms gives at most 1).
+if insmod "$KO" endpoint=vsock:$PORT endpoint_ping_ms=200 relay=vsock:1:$PORT; then
+	wait_for 50 eval '[ "$(relay_stat pongs)" -ge 1 ]'
+	p0=$(relay_stat pongs) t0=$SECONDS
+	sleep 3
+	p1=$(relay_stat pongs) t1=$SECONDS
+	check "endpoint_ping_ms=200: $((p1 - p0)) ping rounds in $((t1 - t0)) s" \
+		test $((p1 - p0)) -ge $((2 * (t1 - t0)))
+	rmmod pbtrace
+else
+	not_ok "insmod with endpoint_ping_ms=200"
+fi
 lsmod | grep -q '^pbtrace ' && rmmod pbtrace
 dmesg | grep pbtrace | sed 's/^/# dmesg: /' | tail -n 30
 
