@@ -21,39 +21,9 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
+#include "relay_wire.h"
+
 enum { HELLO = 1, WELCOME, AUTH, CONTROL, CHUNK };
-
-static size_t put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-	p[2] = v >> 16;
-	p[3] = v >> 24;
-	return 4;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static size_t header(uint8_t *p, uint8_t type, uint32_t len, uint32_t seq)
-{
-	memcpy(p, "PBTR", 4);
-	p[4] = 1;
-	p[5] = type;
-	p[6] = p[7] = 0;
-	put32(p + 8, len);
-	put32(p + 12, seq);
-	return 16;
-}
-
-static size_t str(uint8_t *p, const char *s)
-{
-	p[0] = strlen(s);
-	memcpy(p + 1, s, p[0]);
-	return 1 + p[0];
-}
 
 static int send_all(int fd, const uint8_t *b, size_t n)
 {

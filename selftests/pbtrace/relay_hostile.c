@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
+#include "relay_wire.h"
 #include "tap.h"
 
 #define STATS "/sys/module/pbtrace/parameters/endpoint_stats"
@@ -113,33 +114,6 @@ static int host_closes(int fd)
 }
 
 /* ---- frames by hand: 16-byte little-endian header, then payload ---- */
-
-static size_t put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-	p[2] = v >> 16;
-	p[3] = v >> 24;
-	return 4;
-}
-
-static size_t header(uint8_t *p, uint8_t type, uint32_t len, uint32_t seq)
-{
-	memcpy(p, "PBTR", 4);
-	p[4] = 1;
-	p[5] = type;
-	p[6] = p[7] = 0;
-	put32(p + 8, len);
-	put32(p + 12, seq);
-	return 16;
-}
-
-static size_t str(uint8_t *p, const char *s)
-{
-	p[0] = (uint8_t)strlen(s);
-	memcpy(p + 1, s, p[0]);
-	return 1 + p[0];
-}
 
 /* HELLO (type 1) with hint byte @h; returns the frame's length. */
 static size_t hello_named(uint8_t *b, uint8_t h, uint32_t seq,
