@@ -40,6 +40,12 @@
  *            PBTRACE_A_BUFFER_PIDS: NLA_NESTED, optional, of
  *                PBTRACE_A_PID: NLA_U32; only these threads are traced
  *                               (up to PBTRACE_MAX_PIDS)
+ *            PBTRACE_A_BUFFER_SYSCALLS: NLA_NESTED, optional, up to
+ *                PBTRACE_MAX_SYSCALLS of
+ *                PBTRACE_A_SYSCALL_NR: NLA_U32, a syscall number of the
+ *                    kernel's native ABI (below NR_syscalls, else -EINVAL
+ *                    with extack). raw_syscalls/sys_enter and sys_exit
+ *                    record only these syscalls; absent: every syscall.
  *            PBTRACE_A_BUFFER_MACHINES: NLA_NESTED, optional, up to
  *                PBTRACE_MAX_MACHINE_NAMES of
  *                PBTRACE_A_MACHINE_NAME: NLA_NUL_STRING: a relayed machine's
@@ -52,6 +58,13 @@
  *                    first such buffer, with that buffer's events.
  *    Reply: PBTRACE_A_SESSION_ID (NLA_U32).
  *
+ * PBTRACE_CMD_SET_SESSION: configure a session again before it starts.
+ *    PBTRACE_A_SESSION_ID: NLA_U32, required; then any of NEW_SESSION's
+ *    _CONFIG, _OUTPUT and _BUFFERS, which replace the session's own (the
+ *    buffers all together: the new set is built first, so a failure leaves
+ *    the session as it was). The name cannot change. -EBUSY once the
+ *    session has started (or stopped).
+ *
  * PBTRACE_CMD_START_SESSION, PBTRACE_CMD_STOP_SESSION,
  * PBTRACE_CMD_FLUSH_SESSION, PBTRACE_CMD_DESTROY_SESSION:
  *    PBTRACE_A_SESSION_ID: NLA_U32, required.
@@ -60,7 +73,11 @@
  *    started (CONFIGURED) also moves it to STOPPED; STOP of a stopped one
  *    fails with -EALREADY, START of a started or stopped one with
  *    -EALREADY or -EINVAL. FLUSH seals every non-empty open chunk on every
- *    CPU. DESTROY frees the session (any state).
+ *    CPU. DESTROY frees the session (any state). DESTROY takes an optional
+ *    PBTRACE_A_SESSION_ERROR: NLA_NUL_STRING (up to PBTRACE_ERROR_MAX):
+ *    why the session ended early (traced's write error, e.g. "writing
+ *    /out/t.pftrace: No space left on device"). The kernel passes it on in
+ *    the DESTROY notification, so whoever waits for the file learns it.
  *
  * PBTRACE_CMD_GET_SESSION: doit with PBTRACE_A_SESSION_ID, or dumpit for all.
  *    Reply per session: PBTRACE_A_SESSION_ID, _NAME, _STATE (enum
@@ -68,7 +85,7 @@
  *    before start), _STOP_NS, PBTRACE_A_DAEMON_PID (as GET_STATUS) and
  *    PBTRACE_A_SESSION_BUFFERS, each
  *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS,
- *    _PIDS (if any) and
+ *    _PIDS and _SYSCALLS (if any) and
  *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS: NLA_BINARY
  *    struct pbtrace_cpu_stats (one per possible CPU), and _MACHINES if set.
  *    PBTRACE_A_SESSION_MACHINES: NLA_NESTED of PBTRACE_A_MACHINE, one per
@@ -96,9 +113,11 @@
  *
  * Multicast group PBTRACE_MCGRP_SESSIONS ("sessions") carries notifications
  * with the command set to what happened: PBTRACE_CMD_NEW_SESSION,
- * _START_SESSION, _STOP_SESSION, _DESTROY_SESSION (with PBTRACE_A_SESSION_ID),
+ * _SET_SESSION, _START_SESSION, _STOP_SESSION, _DESTROY_SESSION (with
+ * PBTRACE_A_SESSION_ID; DESTROY also with PBTRACE_A_SESSION_ERROR if given),
  * PBTRACE_CMD_TRIGGER (with PBTRACE_A_TRIGGER_NAME) and
- * PBTRACE_CMD_DAEMON_GONE.
+ * PBTRACE_CMD_DAEMON_GONE. Joining the group needs CAP_SYS_ADMIN, as the
+ * commands it reports do (on kernels with GENL_MCAST_CAP_SYS_ADMIN).
  *
  * Char device /dev/pbtrace (mode 0600)
  * ------------------------------------
@@ -146,6 +165,8 @@
 /* One netlink attribute carries at most 65531 bytes: stay clearly below. */
 #define PBTRACE_MAX_CONFIG (60 * 1024)
 #define PBTRACE_NAME_MAX 64
+#define PBTRACE_MAX_SYSCALLS 512
+#define PBTRACE_ERROR_MAX 256
 
 /*
  * trusted_packet_sequence_id: the kernel's buffers use ids below this,
@@ -177,6 +198,7 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_REGISTER_DAEMON,
 	PBTRACE_CMD_DAEMON_GONE,
 	PBTRACE_CMD_GET_STATUS,
+	PBTRACE_CMD_SET_SESSION,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
@@ -211,6 +233,9 @@ enum pbtrace_attr {
 	PBTRACE_A_MACHINE,		/* nest: _MACHINE_NAME, _MACHINE_STATS */
 	PBTRACE_A_MACHINE_STATS,	/* struct pbtrace_machine_stats */
 	PBTRACE_A_SESSION_RELAY,	/* u8 */
+	PBTRACE_A_BUFFER_SYSCALLS,	/* nest of PBTRACE_A_SYSCALL_NR */
+	PBTRACE_A_SYSCALL_NR,		/* u32 */
+	PBTRACE_A_SESSION_ERROR,	/* string */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
@@ -272,8 +297,10 @@ struct pbtrace_machine_stats {
 	__u64 rtt_ns;		/* smallest round trip */
 	__s64 offset_ns;	/* host BOOTTIME - guest BOOTTIME, at rtt_ns */
 	__u64 offset_spread_ns;	/* max - min offset over the rounds */
-	__u64 clock_syncs;	/* rounds written as remote_clock_sync: those
-				 * within twice the smallest RTT so far */
+	/* rounds written as remote_clock_sync: those within twice the
+	 * smallest RTT so far
+	 */
+	__u64 clock_syncs;
 };
 
 /* Chunk states, in struct pbtrace_chunk_meta.state. */
@@ -307,8 +334,10 @@ struct pbtrace_mmap_header {
 	__u32 pad;
 	__u64 stats_offset;	/* struct pbtrace_cpu_stats[nr_cpus] */
 	__u64 chunks_offset;	/* struct pbtrace_chunk_meta[nr_cpus * chunks_per_cpu] */
-	__u64 data_offset;	/* page aligned; chunk i of cpu c at
-				 * data_offset + (c * chunks_per_cpu + i) * chunk_size */
+	/* page aligned; chunk i of cpu c at
+	 * data_offset + (c * chunks_per_cpu + i) * chunk_size
+	 */
+	__u64 data_offset;
 	__u64 mmap_size;
 };
 
