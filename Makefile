@@ -13,7 +13,8 @@
 
 # The running kernel's build dir, else the newest one installed.
 KVER ?= $(shell uname -r)
-KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build),$(lastword $(sort $(wildcard /lib/modules/*/build))))
+# make's $(sort) is textual (6.1.0-9 > 6.1.0-10): ask sort -V for the newest.
+KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build),$(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1))
 PACKAGE_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 .PHONY: all module user check demo style dkms-install dkms-uninstall clean
@@ -41,7 +42,7 @@ CHECKPATCH ?= $(CACHE)/linux-source/scripts/checkpatch.pl
 # kmod/compat.h supports 5.15..current, and CONSTANT_COMPARISON misfires on
 # constant-vs-constant tests (version checks, BUILD_BUG_ON of field numbers).
 CHECKPATCH_FLAGS = --no-tree --quiet --show-types --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON
-STYLE_FILES = $(sort $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h))
+STYLE_FILES = $(sort $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h)) include/uapi/linux/pbtrace.h
 SPARSE_LOG = $(CURDIR)/out/sparse.log
 
 style:
