@@ -35,15 +35,15 @@ WAIT_STEP=0.2
 # SIGTERM is a clean exit for traced; the sanitizer build reports leaks
 # and errors at exit, into its log ($1).
 stop_traced() {
-	local rc
+	local rc log=$1
 	[[ -n ${TRACED:-} ]] || return
 	kill "$TRACED" 2>/dev/null
 	wait "$TRACED"
 	rc=$?
 	TRACED=
 	check "traced exits cleanly (status $rc), no sanitizer report" \
-		eval '((rc == 0)) && ! grep -q "Sanitizer\|runtime error" $1'
-	((rc == 0)) || grep -v "^traced: " "$1" | head -40 | sed 's/^/# traced: /'
+		eval '((rc == 0)) && [[ -f $log ]] && ! grep -q "Sanitizer\|runtime error" "$log"'
+	((rc == 0)) || grep -v "^traced: " "$log" | head -40 | sed 's/^/# traced: /'
 }
 finish() {
 	stop_traced $W/traced${LOG2:-}.log
