@@ -99,25 +99,46 @@ static inline void relay_synced(struct pb_buf *b, const uint64_t *client,
 }
 
 /*
- * One ping round as trace_processor wants it: client t1 (PING sent), host
- * t2 (PING received), client t4 (PONG received), host t3 (PONG sent).
- * Pairing each client snapshot with the host's nearest one and averaging
- * the two offsets cancels the one-way delays.
+ * One ping round: client t1 (PING sent) and t4 (PONG received), host t2
+ * (PING received) and t3 (PONG sent), each an array of FRAME_NR_CLOCKS.
+ *
+ * trace_processor reads the two (client, host) pairs (c1, h1), (c2, h2) as
+ * Perfetto's 1.5-round exchange and averages (c1 + c2) / 2 - h1 and
+ * c2 - (h1 + h2) / 2. Written as (t1, t2), (t4, t3) that is off from the
+ * NTP midpoint by about a quarter of the round trip. Paired instead with
+ * the host's midpoint m = (t2 + t3) / 2 and m + (t4 - t1), both of its
+ * terms are exactly ((t1 - t2) + (t4 - t3)) / 2, the NTP offset. A reader
+ * still gets a bound: the true offset lies in (t1 - h1, t4 - h1).
  */
+static inline void relay_round_host(uint64_t *h1, uint64_t *h2,
+				    const uint64_t *t1, const uint64_t *t2,
+				    const uint64_t *t3, const uint64_t *t4)
+{
+	int i;
+
+	for (i = 0; i < FRAME_NR_CLOCKS; i++) {
+		/* t3 - t2 is the host's reply time; halve it signed. */
+		h1[i] = t2[i] + (uint64_t)((int64_t)(t3[i] - t2[i]) / 2);
+		h2[i] = h1[i] + (t4[i] - t1[i]);
+	}
+}
+
 static inline size_t relay_clock_sync(void *buf, size_t len,
 				      uint32_t machine_id, uint32_t seq_id,
 				      const uint64_t *t1, const uint64_t *t2,
 				      const uint64_t *t3, const uint64_t *t4)
 {
+	uint64_t h1[FRAME_NR_CLOCKS], h2[FRAME_NR_CLOCKS];
 	uint8_t *rec, *rcs;
 	struct pb_buf b;
 
+	relay_round_host(h1, h2, t1, t2, t3, t4);
 	pb_init(&b, buf, len);
 	rec = pb_nest_begin(&b, 1, 2);
 	relay_packet_ids(&b, machine_id, seq_id);
 	rcs = pb_nest_begin(&b, PB_TRACEPACKET_REMOTE_CLOCK_SYNC, 2);
-	relay_synced(&b, t1, t2);
-	relay_synced(&b, t4, t3);
+	relay_synced(&b, t1, h1);
+	relay_synced(&b, t4, h2);
 	pb_nest_end(&b, rcs, 2);
 	pb_nest_end(&b, rec, 2);
 	return b.overflow ? 0 : pb_len(&b, buf);

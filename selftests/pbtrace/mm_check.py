@@ -104,20 +104,26 @@ def tp_offset(sync):
 
 
 def ntp_round(sync):
-    """(t1, t2, t3, t4, rtt, ntp offset) of a one-round RemoteClockSync, or None.
+    """(t1, m, m, t4, t4 - t1, ntp offset) of a one-round RemoteClockSync, or
+    None when it is not one round as pbtrace writes it.
 
-    pbtrace writes a round as (client t1, host t2), (client t4, host t3).
+    pbtrace writes a round as (client t1, host m), (client t4, host
+    m + (t4 - t1)), m the midpoint of the host's receive t2 and reply t3
+    (kmod/core/relay_packets.h). t2 <= m <= t3, so the true offset lies in
+    (t1 - m, t4 - m): the returned tuple has the shape (t1, t2, t3, t4, rtt,
+    ntp) with t2 = t3 = m and the whole round t4 - t1 as the RTT, which
+    bounds the offset no tighter than the stamps allow and never wrongly.
     """
     s = sync.get('synced_clocks', [])
     if len(s) != 2:
         return None
     t1 = clocks(one(s[0], 'client_clocks', {})).get(BOOTTIME)
-    t2 = clocks(one(s[0], 'host_clocks', {})).get(BOOTTIME)
+    h1 = clocks(one(s[0], 'host_clocks', {})).get(BOOTTIME)
     t4 = clocks(one(s[1], 'client_clocks', {})).get(BOOTTIME)
-    t3 = clocks(one(s[1], 'host_clocks', {})).get(BOOTTIME)
-    if None in (t1, t2, t3, t4):
+    h2 = clocks(one(s[1], 'host_clocks', {})).get(BOOTTIME)
+    if None in (t1, h1, t4, h2) or h2 - h1 != t4 - t1:
         return None
-    return t1, t2, t3, t4, (t4 - t1) - (t3 - t2), ((t1 - t2) + (t4 - t3)) / 2
+    return t1, h1, h1, t4, t4 - t1, (t1 + t4) / 2 - h1
 
 
 class Trace:
@@ -260,25 +266,25 @@ def sync_table(c, t, m):
     table, bad = [], []
     for s in syncs:
         r, off = ntp_round(s), tp_offset(s)
-        if r is None or off is None or not (r[0] < r[3] and r[1] <= r[2]) or r[4] < 0:
+        if r is None or off is None or not r[0] < r[3]:
             bad.append(s)
             continue
         table.append((r[0], off, r))
-    c.check('every RemoteClockSync is one ordered round: client t1 < t4, host t2 <= t3',
-            syncs and not bad, '%d of %d malformed' % (len(bad), len(syncs)))
+    # Host stamps m and m + (t4 - t1) are what make trace_processor's formula
+    # give the round's NTP midpoint itself, not a quarter round trip more.
+    c.check('every RemoteClockSync is one ordered round paired as client t1 / host m, '
+            'client t4 / host m + (t4 - t1)', syncs and not bad,
+            '%d of %d malformed' % (len(bad), len(syncs)))
     table.sort(key=lambda x: x[0])
     if table:
         offs = [x[1] for x in table]
         rtts = [x[2][4] for x in table]
-        ntp = [x[2][5] for x in table]
         best = min(table, key=lambda x: x[2][4])
-        c.note('clock sync: %d rounds, RTT min %d / median %d / max %d ns' % (
+        c.note('clock sync: %d rounds, t4 - t1 min %d / median %d / max %d ns' % (
             len(table), min(rtts), statistics.median(rtts), max(rtts)))
         c.note('offset (guest - host BOOTTIME, trace_processor): first %d, last %d, '
                'spread %d ns; at min RTT %d ns; NTP midpoint at min RTT %d ns' % (
                    offs[0], offs[-1], max(offs) - min(offs), best[1], best[2][5]))
-        c.note('trace_processor minus NTP midpoint: median %d ns' % statistics.median(
-            [a - b for a, b in zip(offs, ntp)]))
     return table
 
 
@@ -306,10 +312,9 @@ def check_causality(c, t, m, table, info):
     # Index 1 is the time on the host's timeline (the host's own: equal),
     # index 2 the uncertainty of the offset that put it there: the whole
     # round (t4 - t1) of the RemoteClockSync in effect. A round's NTP
-    # estimate is good to half its RTT and trace_processor's formula adds
-    # up to a quarter of t4 - t1 on pbtrace's one-round packets (see
-    # docs/multi-machine.md), so t4 - t1 bounds the error of every offset
-    # the file makes trace_processor use.
+    # estimate, which is what trace_processor computes from pbtrace's
+    # pairing, is good to half its RTT, so t4 - t1 bounds the error of
+    # every offset the file makes trace_processor use, twice over.
     up = [hr[1] - gs[1] for gs, hr in zip(g_send, h_recv)]
     down = [gr[1] - hs[1] for hs, gr in zip(h_send, g_recv)]
     slack_up = [gs[2] for gs in g_send]
@@ -343,7 +348,8 @@ def check_causality(c, t, m, table, info):
     # Every message bounds the true offset (guest - host): a datagram
     # the guest sent at gs and the host got at hr says offset > gs - hr,
     # one the host sent at hs and the guest got at gr says offset < gr - hs;
-    # a ping round says t1 - t2 < offset < t4 - t3 in the same way. All of
+    # a ping round says t1 - m < offset < t4 - m in the same way (m lies
+    # between the host's receive and reply). All of
     # them must agree: if the intersection is empty, a recorded clock stamp
     # is wrong. Only ping rounds within 10 s of the echo take part, so that
     # two guests' clocks running at slightly different rates (a TSC

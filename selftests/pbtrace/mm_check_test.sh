@@ -59,6 +59,7 @@ else
 fi
 expect_fail clock all "causality" "agree: some offset satisfies all" \
 	"trace_processor's offset of the lowest-RTT round"
+expect_fail biased all "one ordered round"
 expect_fail nosync all "follows a RemoteClockSync"
 expect_fail identity all "guest system_info name is 'guest2'"
 expect_fail leak hostonly "no packet carries a machine_id"

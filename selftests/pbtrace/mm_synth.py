@@ -16,6 +16,8 @@ CASE breaks one thing:
   good       nothing: every check must pass
   clock      the ping rounds' guest stamps are 2 ms off: the offset the
              file gives disagrees with what the datagrams allow
+  biased     the rounds paired as (t1, t2), (t4, t3): trace_processor's
+             offset is not the NTP midpoint
   nosync     no RemoteClockSync before the guest's events
   identity   the guest's system_info names another machine
   leak       for the hostonly check: a guest packet in the file
@@ -45,14 +47,19 @@ def sysinfo(name, machine_id=None):
                   'machine: "x86_64" } num_cpus: 2 machine_name: "%s" }' % (mid, name))
 
 
-def sync(k, err):
+def sync(k, err, biased=False):
+    """One ping round as pbtrace writes it: (t1, m), (t4, m + (t4 - t1)).
+    biased: the pairing pbtrace used before, (t1, t2), (t4, t3), which
+    trace_processor reads a quarter round trip off."""
     t2 = 10**10 + k * 10**9
     t1 = t2 - 100000 + OFFSET + err
     t3 = t2 + 10000
     t4 = t3 + 100000 + OFFSET + err
+    m = (t2 + t3) // 2
+    h1, h2 = (t2, t3) if biased else (m, m + (t4 - t1))
     return packet('machine_id: %d remote_clock_sync { synced_clocks { client_clocks { %s } '
                   'host_clocks { %s } } synced_clocks { client_clocks { %s } host_clocks '
-                  '{ %s } } }' % (M, snap(t1), snap(t2), snap(t4), snap(t3)))
+                  '{ %s } } }' % (M, snap(t1), snap(h1), snap(t4), snap(h2)))
 
 
 def rounds():
@@ -84,7 +91,7 @@ def trace(case):
         return ''.join(out)
     out.append(sysinfo('other' if case == 'identity' else 'guest2', M))
     out.append(packet('machine_id: %d clock_snapshot { %s }' % (M, snap(OFFSET))))
-    syncs = [sync(k, err) for k in range(5)]
+    syncs = [sync(k, err, case == 'biased') for k in range(5)]
     chunk = packet('machine_id: %d trusted_packet_sequence_id: %d ftrace_events '
                    '{ cpu: 1 %s }' % (M, SEQ + 1, ' '.join(guest)))
     if case == 'nosync':
@@ -97,7 +104,7 @@ def trace(case):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) != 2 or sys.argv[1] not in ('good', 'clock', 'nosync', 'identity', 'leak'):
+    if len(sys.argv) != 2 or sys.argv[1] not in ('good', 'clock', 'biased', 'nosync', 'identity', 'leak'):
         sys.stderr.write(__doc__)
         sys.exit(2)
     sys.stdout.write(trace(sys.argv[1]))
