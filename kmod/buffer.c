@@ -199,6 +199,12 @@ static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 		pb_varint(pb, PB_FTRACEEVENTBUNDLE_LOST_EVENTS, 1);
 	w->lost = false;
 	w->started = true;
+	/*
+	 * The packet and bundle headers count as written: every byte of a
+	 * chunk a reader gets is in bytes_written (the lengths are reserved
+	 * here at their full width, so sealing adds nothing).
+	 */
+	stat_add(&b->stats[cpu].bytes_written, pb_len(pb, w->chunk));
 	WRITE_ONCE(b->stats[cpu].online, 1);
 	return true;
 }
