@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "genl.h"
+#include "syscalls.h"
 #include "trace.pb-c.h"
 
 enum {
@@ -496,6 +497,8 @@ static int load_config(const struct start_opts *o, const struct event_list *l,
 		errf("%s", err);
 		return EXIT_BAD_CONFIG;
 	}
+	for (size_t i = 0; i < s->cfg.nr_notices; i++)
+		fprintf(stderr, "tracectl: note: %s\n", s->cfg.notices[i]);
 	return EXIT_OK;
 }
 
@@ -889,6 +892,26 @@ static void print_cpu(const struct pbtrace_cpu_stats *st)
 	       (unsigned long long)st->lost_nmi);
 }
 
+/* "; syscalls: openat read" (names from <asm/unistd.h>, else numbers). */
+static void print_syscalls(const struct pbt_buffer_info *bi)
+{
+	const char *name;
+	size_t i;
+
+	printf("; syscalls:");
+	for (i = 0; i < bi->nr_syscalls; i++) {
+		if (i == 8) {
+			printf(" ... (%zu)", bi->nr_syscalls);
+			return;
+		}
+		name = pbt_syscall_name(bi->syscalls[i]);
+		if (name)
+			printf(" %s", name);
+		else
+			printf(" %u", bi->syscalls[i]);
+	}
+}
+
 static void print_session(const struct pbt_session_info *si, uint64_t now)
 {
 	uint64_t end = si->stop_ns ? si->stop_ns : now;
@@ -911,6 +934,8 @@ static void print_session(const struct pbt_session_info *si, uint64_t now)
 			printf(" %s", bi->events[i]);
 		if (bi->nr_pids)
 			printf("; %zu pids", bi->nr_pids);
+		if (bi->nr_syscalls)
+			print_syscalls(bi);
 		if (bi->nr_machines) {
 			printf("; machines:");
 			for (i = 0; i < bi->nr_machines; i++)
