@@ -1057,11 +1057,17 @@ static int read_notifications(void)
 
 /* --- timers ------------------------------------------------------------ */
 
+/* A timer that came: the next one a period after when this one was due,
+ * so a late wakeup does not shift every later one (no drift), but never
+ * in the past, so a long stall does not fire a burst. */
 static int due(uint64_t *t, uint64_t now, uint32_t period_ms)
 {
+	uint64_t next;
+
 	if (!*t || *t > now)
 		return 0;
-	*t = period_ms ? now + period_ms * NS_PER_MS : 0;
+	next = *t + period_ms * NS_PER_MS;
+	*t = !period_ms ? 0 : next > now ? next : now + period_ms * NS_PER_MS;
 	return 1;
 }
 
