@@ -18,6 +18,7 @@
  *
  * See docs/data-plane.md for the loss accounting and concurrency argument.
  */
+#include <linux/bitmap.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/err.h>
@@ -32,6 +33,7 @@
 #include <linux/spinlock.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
+#include <asm/unistd.h>
 
 #include "pbtrace.h"
 #include "compat.h"
@@ -79,6 +81,7 @@ struct pbt_buffer {
 	u64 events;			/* BIT_ULL(event id) */
 	u32 nr_pids;
 	pid_t pids[PBTRACE_MAX_PIDS];
+	unsigned long *syscalls;	/* NULL: every syscall; NR_syscalls bits */
 	atomic64_t seq;			/* seal order */
 	struct pbt_writer *w;		/* [nr_cpus] */
 	struct irq_work wake_work;
@@ -88,6 +91,8 @@ struct pbt_buffer {
 	spinlock_t read_lock;		/* chunks_read updates by readers */
 	struct list_head node;		/* all_buffers, for CPU hotplug */
 	bool active;
+	bool retired;			/* replaced by SET_SESSION */
+	unsigned int readers;		/* attached fds, pbt_sessions_lock */
 };
 
 /* What probes see: an immutable set, swapped under RCU (two alternate). */
@@ -199,6 +204,12 @@ static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 		pb_varint(pb, PB_FTRACEEVENTBUNDLE_LOST_EVENTS, 1);
 	w->lost = false;
 	w->started = true;
+	/*
+	 * The packet and bundle headers count as written: every byte of a
+	 * chunk a reader gets is in bytes_written (the lengths are reserved
+	 * here at their full width, so sealing adds nothing).
+	 */
+	stat_add(&b->stats[cpu].bytes_written, pb_len(pb, w->chunk));
 	WRITE_ONCE(b->stats[cpu].online, 1);
 	return true;
 }
@@ -280,11 +291,20 @@ too_large:
 	w->lost = true;
 }
 
-static bool wants(const struct pbt_buffer *b, int id, pid_t pid)
+/*
+ * The syscall filter is one test of b->syscalls for a buffer without one;
+ * @nr only matters for raw_syscalls (a number outside the table, e.g. -1
+ * of a task not in a syscall, is never in a filter).
+ */
+static bool wants(const struct pbt_buffer *b, int id, pid_t pid, long nr)
 {
 	u32 i;
 
 	if (!(b->events & BIT_ULL(id)))
+		return false;
+	if (unlikely(b->syscalls) &&
+	    (id == PBT_EV_SYS_ENTER || id == PBT_EV_SYS_EXIT) &&
+	    (nr < 0 || nr >= NR_syscalls || !test_bit(nr, b->syscalls)))
 		return false;
 	if (!b->nr_pids)
 		return true;
@@ -295,16 +315,17 @@ static bool wants(const struct pbt_buffer *b, int id, pid_t pid)
 }
 
 static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
-			 u32 cpu)
+			 long nr, u32 cpu)
 {
 	unsigned int i;
 
 	for (i = 0; i < set->nr; i++)
-		if (wants(set->b[i], id, pid) && cpu < set->b[i]->nr_cpus)
+		if (wants(set->b[i], id, pid, nr) && cpu < set->b[i]->nr_cpus)
 			atomic_inc(&set->b[i]->w[cpu].nmi_lost);
 }
 
-void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
+static __always_inline void emit(int id, long nr, pbt_encode_fn encode,
+				 const void *arg)
 {
 	const struct pbt_active_set *set;
 	pid_t pid = current->pid;
@@ -322,7 +343,7 @@ void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
 	cpu = smp_processor_id();
 	nesting = this_cpu_ptr(&pbt_nesting);
 	if (unlikely(in_nmi() || *nesting)) {
-		count_nested(set, id, pid, cpu);
+		count_nested(set, id, pid, nr, cpu);
 		goto out;
 	}
 	*nesting = 1;
@@ -330,14 +351,24 @@ void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
 	for (i = 0; i < set->nr; i++) {
 		struct pbt_buffer *b = set->b[i];
 
-		if (wants(b, id, pid) && cpu < b->nr_cpus)
+		if (wants(b, id, pid, nr) && cpu < b->nr_cpus)
 			write_event(b, cpu, ts, pid, encode, arg);
 	}
 	if (unlikely(READ_ONCE(pbt_fault_recurse)))
-		pbt_emit(id, encode, arg);	/* must be dropped and counted */
+		pbt_emit_syscall(id, nr, encode, arg);	/* dropped and counted */
 	*nesting = 0;
 out:
 	local_irq_restore(flags);
+}
+
+void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
+{
+	emit(id, -1, encode, arg);
+}
+
+void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg)
+{
+	emit(id, nr, encode, arg);
 }
 
 /* Swap in a new active set; the old one is reusable after a grace period. */
@@ -558,6 +589,14 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	b->nr_pids = p->nr_pids;
 	for (i = 0; i < p->nr_pids; i++)
 		b->pids[i] = p->pids[i];
+	if (p->syscalls) {
+		b->syscalls = bitmap_zalloc(NR_syscalls, GFP_KERNEL);
+		if (!b->syscalls) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		bitmap_copy(b->syscalls, p->syscalls, NR_syscalls);
+	}
 	b->wq = wq;
 	atomic64_set(&b->seq, 0);
 	spin_lock_init(&b->read_lock);
@@ -586,6 +625,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	return b;
 
 err:
+	bitmap_free(b->syscalls);
 	vfree(b->vmem);
 	kfree(b);
 	return ERR_PTR(ret);
@@ -604,9 +644,28 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 	for (cpu = 0; cpu < b->nr_cpus; cpu++)
 		flush_csd_wait(&b->w[cpu]);
 	irq_work_sync(&b->wake_work);
+	bitmap_free(b->syscalls);
 	kfree(b->w);
 	vfree(b->vmem);
 	kfree(b);
+}
+
+unsigned int pbt_buffer_readers(struct pbt_buffer *b, int delta)
+{
+	lockdep_assert_held(&pbt_sessions_lock);
+	b->readers += delta;
+	return b->readers;
+}
+
+void pbt_buffer_retire(struct pbt_buffer *b)
+{
+	lockdep_assert_held(&pbt_sessions_lock);
+	WRITE_ONCE(b->retired, true);
+}
+
+bool pbt_buffer_retired(struct pbt_buffer *b)
+{
+	return READ_ONCE(b->retired);
 }
 
 void pbt_buffer_stats(struct pbt_buffer *b, int cpu,

@@ -8,6 +8,7 @@
 
 #include <linux/version.h>
 #include <linux/sched.h>
+#include <net/genetlink.h>
 
 /*
  * sched_switch gained its prev_state argument in 5.18 (before, the probe
@@ -65,6 +66,41 @@
 /* no_llseek went away in 6.12 (NULL means the same since). */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 #define no_llseek NULL
+#endif
+
+/*
+ * Joining a genetlink multicast group could be restricted to CAP_SYS_ADMIN
+ * from 6.7 (GENL_MCAST_CAP_SYS_ADMIN, backported to the stable kernels,
+ * 6.1.x among them). Without it anyone may join, as before.
+ */
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
+#define PBT_MCAST_FLAGS GENL_MCAST_CAP_SYS_ADMIN
+#else
+#define PBT_MCAST_FLAGS 0
+#endif
+
+/*
+ * An extack message that names a value: NL_SET_ERR_MSG_FMT from 6.2.
+ * Before, the message goes through pbt_extack_buf (netlink.c), which only
+ * our doit handlers use: the family is not parallel_ops, so genl_mutex
+ * serializes them until the ack carrying the message is sent.
+ */
+#ifdef NL_SET_ERR_MSG_FMT
+#define PBT_ERR_MSG_ATTR_FMT(extack, attr, fmt, ...) \
+	NL_SET_ERR_MSG_ATTR_FMT(extack, attr, fmt, ##__VA_ARGS__)
+#else
+#define PBT_EXTACK_BUF_LEN 80
+extern char pbt_extack_buf[PBT_EXTACK_BUF_LEN];
+#define PBT_ERR_MSG_ATTR_FMT(extack, attr, fmt, ...) do {		\
+	struct netlink_ext_ack *__ea = (extack);			\
+									\
+	if (__ea) {							\
+		snprintf(pbt_extack_buf, sizeof(pbt_extack_buf), fmt,	\
+			 ##__VA_ARGS__);				\
+		__ea->_msg = pbt_extack_buf;				\
+		__ea->bad_attr = (attr);				\
+	}								\
+} while (0)
 #endif
 
 #endif /* _PBTRACE_COMPAT_H */

@@ -6,6 +6,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/capability.h>
+#include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -59,9 +60,11 @@ static int pbt_release(struct inode *inode, struct file *file)
 	struct pbt_fd *f = file->private_data;
 	u32 i;
 
-	if (f->b)
+	if (f->b) {
 		for_each_set_bit(i, f->held, f->nr_chunks)
 			pbt_buffer_unget_chunk(f->b, i);
+		pbt_session_detach(f->s, f->b);
+	}
 	bitmap_free(f->held);
 	pbt_session_put(f->s);
 	kfree(f);
@@ -71,30 +74,29 @@ static int pbt_release(struct inode *inode, struct file *file)
 static long do_attach(struct pbt_fd *f, void __user *uarg)
 {
 	struct pbtrace_attach at;
-	struct pbt_session *s;
+	struct pbt_session *s = NULL;
+	struct pbt_buffer *b;
 	size_t size;
 
 	if (copy_from_user(&at, uarg, sizeof(at)))
 		return -EFAULT;
 	if (f->b)
 		return -EBUSY;
-	s = pbt_session_get(at.session_id);
-	if (!s)
-		return -ENOENT;
-	if (at.buffer >= s->params.nr_buffers || !s->buffers[at.buffer]) {
-		pbt_session_put(s);
-		return -EINVAL;
-	}
-	f->nr_chunks = pbt_buffer_nr_chunks(s->buffers[at.buffer]);
+	/* Counted as the buffer's reader: SET_SESSION retires, never frees it. */
+	b = pbt_session_attach(at.session_id, at.buffer, &s);
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	f->nr_chunks = pbt_buffer_nr_chunks(b);
 	f->held = bitmap_zalloc(f->nr_chunks, GFP_KERNEL);
 	if (!f->held) {
+		pbt_session_detach(s, b);
 		pbt_session_put(s);
 		return -ENOMEM;
 	}
 	f->s = s;
 	f->buffer = at.buffer;
 	/* Release: mmap/poll that see f->b see f->s and f->held too. */
-	smp_store_release(&f->b, s->buffers[at.buffer]);
+	smp_store_release(&f->b, b);
 	pbt_buffer_vmem(f->b, &size);
 	at.mmap_size = size;
 	if (copy_to_user(uarg, &at, sizeof(at)))
@@ -109,6 +111,8 @@ static long do_get_chunk(struct pbt_fd *f, void __user *uarg)
 
 	if (!f->b)
 		return -ENODEV;
+	if (pbt_buffer_retired(f->b))
+		return -ESTALE;
 	ret = pbt_buffer_get_chunk(f->b, &req);
 	if (ret)
 		return ret;
@@ -148,6 +152,9 @@ static long do_read_remote(struct pbt_fd *f, void __user *uarg)
 		return -EFAULT;
 	if (!f->b)
 		return -ENODEV;
+	/* f->buffer now names a buffer SET_SESSION put in its place. */
+	if (pbt_buffer_retired(f->b))
+		return -ESTALE;
 	if (rr.size < PBTRACE_REMOTE_READ_MIN)
 		return -EINVAL;
 	ret = pbt_remote_read(f->s, f->buffer, u64_to_user_ptr(rr.buf),
@@ -218,6 +225,9 @@ static __poll_t pbt_poll(struct file *file, poll_table *wait)
 		return EPOLLERR;
 	s = f->s;
 	poll_wait(file, &s->wq, wait);
+	/* Replaced by SET_SESSION: attach again to the session's new one. */
+	if (pbt_buffer_retired(b))
+		return EPOLLERR;
 	if (pbt_remote_readable(s, f->buffer))
 		mask = EPOLLIN | EPOLLRDNORM;
 	if (pbt_buffer_has_sealed(b))

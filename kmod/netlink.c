@@ -10,6 +10,7 @@
  * NLA_F_NESTED fails the request before any handler runs.
  */
 
+#include <linux/bitmap.h>
 #include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/limits.h>
@@ -24,8 +25,10 @@
 #include <net/net_namespace.h>
 #include <net/netlink.h>
 #include <net/sock.h>
+#include <asm/unistd.h>
 
 #include "pbtrace.h"
+#include "compat.h"
 
 #define PBT_DEFAULT_CHUNK_KB 16
 #define PBT_MAX_SIZE_KB (1024 * 1024)	/* 1 GiB per buffer is plenty */
@@ -38,12 +41,20 @@ static DEFINE_SPINLOCK(daemon_lock);
 static u32 daemon_portid;
 static u32 daemon_pid;
 
+#ifndef NL_SET_ERR_MSG_FMT
+char pbt_extack_buf[PBT_EXTACK_BUF_LEN];	/* see compat.h */
+#endif
+
 static const struct nla_policy event_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_EVENT_NAME]		= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
 };
 
 static const struct nla_policy pid_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_PID]			= NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy syscall_policy[PBTRACE_A_MAX + 1] = {
+	[PBTRACE_A_SYSCALL_NR]		= { .type = NLA_U32 },
 };
 
 static const struct nla_policy machine_name_policy[PBTRACE_A_MAX + 1] = {
@@ -56,6 +67,7 @@ static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_FILL_POLICY]	= NLA_POLICY_MAX(NLA_U32, PBTRACE_FILL_DISCARD),
 	[PBTRACE_A_BUFFER_EVENTS]	= NLA_POLICY_NESTED(event_policy),
 	[PBTRACE_A_BUFFER_PIDS]		= NLA_POLICY_NESTED(pid_policy),
+	[PBTRACE_A_BUFFER_SYSCALLS]	= NLA_POLICY_NESTED(syscall_policy),
 	[PBTRACE_A_BUFFER_MACHINES]	= NLA_POLICY_NESTED(machine_name_policy),
 };
 
@@ -66,6 +78,7 @@ static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_SESSION_OUTPUT]	= { .type = NLA_NUL_STRING, .len = PATH_MAX - 1 },
 	[PBTRACE_A_SESSION_BUFFERS]	= NLA_POLICY_NESTED_ARRAY(buffer_policy),
 	[PBTRACE_A_TRIGGER_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
+	[PBTRACE_A_SESSION_ERROR]	= { .type = NLA_NUL_STRING, .len = PBTRACE_ERROR_MAX - 1 },
 };
 
 /* CAP_PERFMON is enough to look; CAP_SYS_ADMIN implies it. */
@@ -133,6 +146,41 @@ static int parse_pids(struct nlattr *nest, struct pbt_buffer_params *bp,
 			return -E2BIG;
 		}
 		bp->pids[bp->nr_pids++] = nla_get_u32(attr);
+	}
+	return 0;
+}
+
+/*
+ * The syscalls raw_syscalls records, as a bitmap the probes test. An empty
+ * list would record nothing: refused, leave it out for every syscall.
+ */
+static int parse_syscalls(struct nlattr *nest, struct pbt_buffer_params *bp,
+			  struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr;
+	int rem, n = 0;
+	u32 nr;
+
+	bp->syscalls = bitmap_zalloc(NR_syscalls, GFP_KERNEL);
+	if (!bp->syscalls)
+		return -ENOMEM;
+	nla_for_each_nested(attr, nest, rem) {
+		if (n++ == PBTRACE_MAX_SYSCALLS) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "too many syscalls: at most 512 per buffer");
+			return -E2BIG;
+		}
+		nr = nla_get_u32(attr);
+		if (nr >= NR_syscalls) {
+			PBT_ERR_MSG_ATTR_FMT(extack, attr,
+					     "syscall number %u is not below NR_syscalls (%u)",
+					     nr, (unsigned int)NR_syscalls);
+			return -EINVAL;
+		}
+		set_bit(nr, bp->syscalls);
+	}
+	if (!n) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "buffer syscalls list is empty: leave it out to record every syscall");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -215,6 +263,8 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_PIDS])
 		ret = parse_pids(tb[PBTRACE_A_BUFFER_PIDS], bp, extack);
+	if (!ret && tb[PBTRACE_A_BUFFER_SYSCALLS])
+		ret = parse_syscalls(tb[PBTRACE_A_BUFFER_SYSCALLS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_MACHINES])
 		ret = parse_machines(tb[PBTRACE_A_BUFFER_MACHINES], bp, extack);
 	return ret;
@@ -243,25 +293,17 @@ static int parse_buffers(struct nlattr *nest, struct pbt_session_params *p,
 	return 0;
 }
 
-/* Copies name, output and config out of the request into p. */
-static int parse_session(struct genl_info *info, struct pbt_session_params *p)
+/*
+ * Copies output, config and buffers, those present, out of the request
+ * into p (NEW and SET); sets their PBT_SET_* bits in *what.
+ */
+static int parse_contents(struct genl_info *info, struct pbt_session_params *p,
+			  unsigned int *what)
 {
 	struct nlattr **attrs = info->attrs;
 	struct nlattr *attr;
 
-	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_NAME)) {
-		NL_SET_ERR_MSG(info->extack, "session needs a name");
-		return -EINVAL;
-	}
-	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_BUFFERS)) {
-		NL_SET_ERR_MSG(info->extack, "session needs buffers");
-		return -EINVAL;
-	}
-	attr = attrs[PBTRACE_A_SESSION_NAME];
-	if (!nla_strscpy(p->name, attr, sizeof(p->name))) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "session name must not be empty");
-		return -EINVAL;
-	}
+	*what = 0;
 	attr = attrs[PBTRACE_A_SESSION_OUTPUT];
 	if (attr) {
 		p->output = nla_strdup(attr, GFP_KERNEL);
@@ -276,7 +318,35 @@ static int parse_session(struct genl_info *info, struct pbt_session_params *p)
 		memcpy(p->config, nla_data(attr), nla_len(attr));
 		p->config_len = nla_len(attr);
 	}
+	if (attrs[PBTRACE_A_SESSION_OUTPUT])
+		*what |= PBT_SET_OUTPUT;
+	if (attrs[PBTRACE_A_SESSION_CONFIG])
+		*what |= PBT_SET_CONFIG;
+	if (!attrs[PBTRACE_A_SESSION_BUFFERS])
+		return 0;
+	*what |= PBT_SET_BUFFERS;
 	return parse_buffers(attrs[PBTRACE_A_SESSION_BUFFERS], p, info->extack);
+}
+
+static int parse_session(struct genl_info *info, struct pbt_session_params *p)
+{
+	struct nlattr *attr;
+	unsigned int what;
+
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_NAME)) {
+		NL_SET_ERR_MSG(info->extack, "session needs a name");
+		return -EINVAL;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_BUFFERS)) {
+		NL_SET_ERR_MSG(info->extack, "session needs buffers");
+		return -EINVAL;
+	}
+	attr = info->attrs[PBTRACE_A_SESSION_NAME];
+	if (!nla_strscpy(p->name, attr, sizeof(p->name))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "session name must not be empty");
+		return -EINVAL;
+	}
+	return parse_contents(info, p, &what);
 }
 
 static int pbt_nl_new_session(struct sk_buff *skb, struct genl_info *info)
@@ -302,7 +372,7 @@ static int pbt_nl_new_session(struct sk_buff *skb, struct genl_info *info)
 	hdr = genlmsg_put_reply(reply, info, &pbt_family, 0,
 				PBTRACE_CMD_NEW_SESSION);
 	if (!hdr || nla_put_u32(reply, PBTRACE_A_SESSION_ID, id)) {
-		pbt_session_destroy(id);
+		pbt_session_destroy(id, NULL);
 		ret = -EMSGSIZE;
 		goto out;
 	}
@@ -311,12 +381,54 @@ static int pbt_nl_new_session(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(reply, info);
 
 out:
-	if (p) {
-		kfree(p->output);
-		kvfree(p->config);
-	}
+	if (p)
+		pbt_params_free(p);
 	kfree(p);
 	nlmsg_free(reply);
+	return ret;
+}
+
+/* SET_SESSION: a CONFIGURED session's config, output and/or buffers. */
+static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
+{
+	struct pbt_session_params *p;
+	struct pbt_session *s;
+	unsigned int what;
+	u32 id;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_ID)) {
+		NL_SET_ERR_MSG(info->extack, "needs a session id");
+		return -EINVAL;
+	}
+	id = nla_get_u32(info->attrs[PBTRACE_A_SESSION_ID]);
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	ret = parse_contents(info, p, &what);
+	if (!ret && !what) {
+		NL_SET_ERR_MSG(info->extack, "nothing to change: give config, output and/or buffers");
+		ret = -EINVAL;
+	}
+	/* The name is the session's identity: the same one may be repeated. */
+	if (!ret && info->attrs[PBTRACE_A_SESSION_NAME]) {
+		s = pbt_session_get(id);
+		if (s && nla_strcmp(info->attrs[PBTRACE_A_SESSION_NAME],
+				    s->params.name)) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[PBTRACE_A_SESSION_NAME],
+					    "a session's name cannot change: create a new session instead");
+			ret = -EINVAL;
+		}
+		pbt_session_put(s);
+	}
+	if (ret) {
+		pbt_params_free(p);
+		kfree(p);
+		return ret;
+	}
+	ret = pbt_session_set(id, p, what, info->extack);
+	kfree(p);
 	return ret;
 }
 
@@ -358,7 +470,9 @@ static int pbt_nl_session_op(struct sk_buff *skb, struct genl_info *info)
 		ret = pbt_session_flush(id);
 		break;
 	default:
-		ret = pbt_session_destroy(id);
+		ret = pbt_session_destroy(id, info->attrs[PBTRACE_A_SESSION_ERROR] ?
+					  nla_data(info->attrs[PBTRACE_A_SESSION_ERROR]) :
+					  NULL);
 		break;
 	}
 	if (ret)
@@ -404,6 +518,23 @@ static int put_pids(struct sk_buff *msg, const struct pbt_buffer_params *bp)
 		return -EMSGSIZE;
 	for (i = 0; i < bp->nr_pids; i++)
 		if (nla_put_u32(msg, PBTRACE_A_PID, bp->pids[i]))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int put_syscalls(struct sk_buff *msg, const struct pbt_buffer_params *bp)
+{
+	struct nlattr *nest;
+	unsigned int nr;
+
+	if (!bp->syscalls)
+		return 0;
+	nest = nla_nest_start(msg, PBTRACE_A_BUFFER_SYSCALLS);
+	if (!nest)
+		return -EMSGSIZE;
+	for_each_set_bit(nr, bp->syscalls, NR_syscalls)
+		if (nla_put_u32(msg, PBTRACE_A_SYSCALL_NR, nr))
 			return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
@@ -482,7 +613,7 @@ static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 	    nla_put_u32(msg, PBTRACE_A_BUFFER_CHUNK_KB, bp->chunk_kb) ||
 	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, bp->fill_policy) ||
 	    put_events(msg, bp->events) || put_pids(msg, bp) ||
-	    put_machine_names(msg, bp) ||
+	    put_syscalls(msg, bp) || put_machine_names(msg, bp) ||
 	    put_cpu_stats(msg, s->buffers[i]))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
@@ -549,6 +680,7 @@ static size_t session_msg_size(void)
 	size_t buffer = nla_total_size(0) + 3 * nla_total_size(4) +
 			nla_total_size(0) + PBT_NR_EVENTS * nla_total_size(PBTRACE_NAME_MAX) +
 			nla_total_size(0) + PBTRACE_MAX_PIDS * nla_total_size(4) +
+			nla_total_size(0) + PBTRACE_MAX_SYSCALLS * nla_total_size(4) +
 			nla_total_size(0) + nr_cpu_ids *
 			nla_total_size(sizeof(struct pbtrace_cpu_stats)) +
 			nla_total_size(0) + PBTRACE_MAX_MACHINE_NAMES *
@@ -688,6 +820,23 @@ void pbt_netlink_notify(u8 cmd, u32 session_id)
 	multicast(msg);
 }
 
+void pbt_netlink_notify_destroy(u32 session_id, const char *error)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = notify_msg(PBTRACE_CMD_DESTROY_SESSION, &hdr);
+	if (!msg)
+		return;
+	if (nla_put_u32(msg, PBTRACE_A_SESSION_ID, session_id) ||
+	    (error && nla_put_string(msg, PBTRACE_A_SESSION_ERROR, error))) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	multicast(msg);
+}
+
 static int pbt_nl_trigger(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
@@ -791,6 +940,10 @@ static const struct genl_ops pbt_ops[] = {
 		.doit = pbt_nl_new_session,
 		.internal_flags = PBT_ADMIN,
 	}, {
+		.cmd = PBTRACE_CMD_SET_SESSION,
+		.doit = pbt_nl_set_session,
+		.internal_flags = PBT_ADMIN,
+	}, {
 		.cmd = PBTRACE_CMD_START_SESSION,
 		.doit = pbt_nl_session_op,
 		.internal_flags = PBT_ADMIN,
@@ -830,7 +983,8 @@ static const struct genl_ops pbt_ops[] = {
 };
 
 static const struct genl_multicast_group pbt_mcgrps[] = {
-	{ .name = PBTRACE_MCGRP_SESSIONS },
+	/* Joining needs CAP_SYS_ADMIN where the kernel can say so. */
+	{ .name = PBTRACE_MCGRP_SESSIONS, .flags = PBT_MCAST_FLAGS },
 };
 
 static struct genl_family pbt_family __ro_after_init = {

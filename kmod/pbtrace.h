@@ -71,6 +71,11 @@ struct pbt_buffer_params {
 	u64 events;				/* BIT_ULL(enum pbt_event_id) */
 	u32 nr_pids;
 	u32 pids[PBTRACE_MAX_PIDS];
+	/*
+	 * raw_syscalls filter: NULL records every syscall, else a bitmap of
+	 * NR_syscalls bits (bitmap_zalloc'd, owned like output/config).
+	 */
+	unsigned long *syscalls;
 	u32 nr_machines;			/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 };
@@ -102,14 +107,28 @@ extern struct mutex pbt_sessions_lock;		/* serializes control ops */
 
 int pbt_session_new(struct pbt_session_params *p, u32 *id,
 		    struct netlink_ext_ack *extack);	/* takes output/config */
+/*
+ * SET_SESSION: what p carries replaces the session's own (set_* flags say
+ * which), taking ownership of p's allocations whatever the outcome.
+ */
+#define PBT_SET_CONFIG BIT(0)
+#define PBT_SET_OUTPUT BIT(1)
+#define PBT_SET_BUFFERS BIT(2)
+int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
+		    struct netlink_ext_ack *extack);
+void pbt_params_free(struct pbt_session_params *p);	/* allocations only */
 int pbt_session_start(u32 id);
 int pbt_session_stop(u32 id);
 int pbt_session_flush(u32 id);
-int pbt_session_destroy(u32 id);
+int pbt_session_destroy(u32 id, const char *error);	/* error may be NULL */
 void pbt_sessions_destroy_all(void);		/* module exit */
 struct pbt_session *pbt_session_get(u32 id);	/* takes a ref, or NULL */
 struct pbt_session *pbt_session_get_next(u32 after_id); /* for dumps */
 void pbt_session_put(struct pbt_session *s);
+/* /dev/pbtrace: a reader's hold on one buffer of a session (see SET). */
+struct pbt_buffer *pbt_session_attach(u32 id, u32 buffer,
+				      struct pbt_session **sp);
+void pbt_session_detach(struct pbt_session *s, struct pbt_buffer *b);
 
 /*
  * remote.c: what relayed machines send into a session. endpoint.c stamps
@@ -126,6 +145,7 @@ bool pbt_buffer_local(const struct pbt_buffer_params *bp); /* names "host" */
 bool pbt_buffer_wants(const struct pbt_buffer_params *bp, const char *machine);
 struct pbt_remote *pbt_remote_create(struct pbt_session *s);
 void pbt_remote_destroy(struct pbt_remote *r);
+void pbt_remote_resize(struct pbt_remote *r);	/* SET_SESSION */
 void pbt_remote_start(struct pbt_remote *r);
 void pbt_remote_stop(struct pbt_remote *r);	/* also at destroy */
 void pbt_remote_flush(struct pbt_remote *r);
@@ -175,6 +195,13 @@ int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req); /
 int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
 bool pbt_buffer_has_sealed(struct pbt_buffer *b);
+/*
+ * Readers attached (under pbt_sessions_lock). A buffer SET_SESSION replaced
+ * while readers hold it is retired: it stays until the last one detaches.
+ */
+unsigned int pbt_buffer_readers(struct pbt_buffer *b, int delta);
+void pbt_buffer_retire(struct pbt_buffer *b);
+bool pbt_buffer_retired(struct pbt_buffer *b);
 u32 pbt_buffer_nr_chunks(struct pbt_buffer *b);	/* all CPUs */
 int pbt_buffers_init(void);			/* CPU hotplug; main.c */
 void pbt_buffers_exit(void);
@@ -189,6 +216,8 @@ void pbt_buffers_exit(void);
 struct pb_buf;
 typedef void (*pbt_encode_fn)(struct pb_buf *pb, const void *arg);
 void pbt_emit(int id, pbt_encode_fn encode, const void *arg);
+/* raw_syscalls: as pbt_emit, and a buffer's syscall filter checks @nr. */
+void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg);
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 extern unsigned int pbt_fault_recurse;
@@ -201,5 +230,7 @@ void pbt_device_exit(void);
 int pbt_netlink_init(void);
 void pbt_netlink_exit(void);
 void pbt_netlink_notify(u8 cmd, u32 session_id); /* multicast, may sleep */
+/* DESTROY's notification, with the reason the session ended (or NULL). */
+void pbt_netlink_notify_destroy(u32 session_id, const char *error);
 
 #endif /* _PBTRACE_H */

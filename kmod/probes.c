@@ -344,7 +344,7 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	struct sys_enter_args a = { .id = id };
 
 	syscall_get_arguments(current, regs, a.args);
-	pbt_emit(PBT_EV_SYS_ENTER, enc_sys_enter, &a);
+	pbt_emit_syscall(PBT_EV_SYS_ENTER, id, enc_sys_enter, &a);
 }
 
 struct sys_exit_args {
@@ -365,7 +365,7 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	struct sys_exit_args a = { syscall_get_nr(current, regs), ret };
 
-	pbt_emit(PBT_EV_SYS_EXIT, enc_sys_exit, &a);
+	pbt_emit_syscall(PBT_EV_SYS_EXIT, a.id, enc_sys_exit, &a);
 }
 
 /* irq */

@@ -498,7 +498,7 @@ static void relay_end(struct relay_conn *c)
 
 	if (!rs->s)
 		return;
-	pbt_session_destroy(rs->id);	/* -ENOENT if a user destroyed it */
+	pbt_session_destroy(rs->id, NULL);	/* -ENOENT if a user destroyed it */
 	pbt_session_put(rs->s);
 	kfree(rs->cpu_seq);
 	memset(rs, 0, sizeof(*rs));
@@ -538,7 +538,7 @@ static int relay_new_session(struct relay_conn *c,
 	return 0;
 
 err:
-	pbt_session_destroy(rs->id);
+	pbt_session_destroy(rs->id, NULL);
 	pbt_session_put(rs->s);
 	kfree(rs->cpu_seq);
 	memset(rs, 0, sizeof(*rs));

@@ -107,6 +107,18 @@ struct pbt_remote *pbt_remote_create(struct pbt_session *s)
 	return r;
 }
 
+/* SET_SESSION replaced the buffers: size the queues after the new ones. */
+void pbt_remote_resize(struct pbt_remote *r)
+{
+	unsigned int i;
+
+	mutex_lock(&r->lock);
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++)
+		r->q[i].bound = max_t(size_t, REMOTE_MIN_BOUND,
+				      (size_t)r->s->params.buffers[i].size_kb << 10);
+	mutex_unlock(&r->lock);
+}
+
 void pbt_remote_destroy(struct pbt_remote *r)
 {
 	struct remote_rec *rec, *tmp;

@@ -14,6 +14,7 @@
 #include <linux/err.h>
 #include <linux/mutex.h>
 #include <linux/timekeeping.h>
+#include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <net/netlink.h>
 
@@ -58,12 +59,32 @@ static struct pbt_session *find_name_locked(const char *name)
 	return NULL;
 }
 
-static void free_params(struct pbt_session_params *p)
+/* Frees what p owns (output, config, syscall filters), not p itself. */
+void pbt_params_free(struct pbt_session_params *p)
 {
+	unsigned int i;
+
 	kfree(p->output);
 	kvfree(p->config);
 	p->output = NULL;
 	p->config = NULL;
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
+		bitmap_free(p->buffers[i].syscalls);
+		p->buffers[i].syscalls = NULL;
+	}
+}
+
+/* Moves p into the session: p keeps no allocation. */
+static void take_params(struct pbt_session_params *dst,
+			struct pbt_session_params *p)
+{
+	unsigned int i;
+
+	*dst = *p;
+	p->output = NULL;
+	p->config = NULL;
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++)
+		p->buffers[i].syscalls = NULL;
 }
 
 static void session_release(struct kref *ref)
@@ -75,7 +96,7 @@ static void session_release(struct kref *ref)
 		if (s->buffers[i])
 			pbt_buffer_destroy(s->buffers[i]);
 	pbt_remote_destroy(s->remote);
-	free_params(&s->params);
+	pbt_params_free(&s->params);
 	kfree(s);
 }
 
@@ -128,8 +149,8 @@ static int create_buffers(struct pbt_session *s, unsigned int slot)
 }
 
 /*
- * Takes ownership of p->output and p->config whatever the outcome, so the
- * caller never frees them twice.
+ * Takes ownership of p's allocations (output, config, syscall filters)
+ * whatever the outcome, so the caller never frees them twice.
  */
 int pbt_session_new(struct pbt_session_params *p, u32 *id,
 		    struct netlink_ext_ack *extack)
@@ -140,15 +161,13 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s) {
-		free_params(p);
+		pbt_params_free(p);
 		return -ENOMEM;
 	}
 	kref_init(&s->ref);
 	init_waitqueue_head(&s->wq);
 	INIT_LIST_HEAD(&s->node);
-	s->params = *p;
-	p->output = NULL;
-	p->config = NULL;
+	take_params(&s->params, p);
 	s->state = PBTRACE_STATE_CONFIGURED;
 	s->remote = pbt_remote_create(s);
 	if (!s->remote) {
@@ -186,6 +205,120 @@ err_unlock:
 	mutex_unlock(&pbt_sessions_lock);
 	pbt_session_put(s);
 	return ret;
+}
+
+/*
+ * SET_SESSION. The new buffers are built before anything changes, so a
+ * failure leaves the session as it was. A reader attached to an old buffer
+ * keeps it (retired: it never gets data, its poll says EPOLLERR) until it
+ * closes; an old buffer nobody holds is freed here.
+ */
+int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
+		    struct netlink_ext_ack *extack)
+{
+	struct pbt_buffer *nb[PBTRACE_MAX_BUFFERS] = {};
+	struct pbt_buffer *old[PBTRACE_MAX_BUFFERS] = {};
+	struct pbt_session *s;
+	unsigned int i, nr_old = 0;
+	int ret = 0;
+
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	if (!s) {
+		NL_SET_ERR_MSG(extack, "no session with this id: 'tracectl status' lists them");
+		ret = -ENOENT;
+		goto out;
+	}
+	if (s->params.relay) {
+		NL_SET_ERR_MSG(extack, "this session records for the relay's host: only the host can change it");
+		ret = -EBUSY;
+		goto out;
+	}
+	if (s->state != PBTRACE_STATE_CONFIGURED) {
+		NL_SET_ERR_MSG(extack, "session has started (or stopped): only a session that has not started can be changed");
+		ret = -EBUSY;
+		goto out;
+	}
+	for (i = 0; (what & PBT_SET_BUFFERS) && i < p->nr_buffers; i++) {
+		nb[i] = pbt_buffer_create(&p->buffers[i],
+					  sequence_id_base(s->slot, i), &s->wq);
+		if (IS_ERR(nb[i])) {
+			ret = PTR_ERR(nb[i]);
+			nb[i] = NULL;
+			NL_SET_ERR_MSG(extack, "cannot allocate the new buffers: ask for smaller size_kb (the session is unchanged)");
+			goto out;
+		}
+	}
+
+	/* Nothing fails from here: p takes what the session gives up. */
+	if (what & PBT_SET_CONFIG) {
+		swap(s->params.config, p->config);
+		swap(s->params.config_len, p->config_len);
+	}
+	if (what & PBT_SET_OUTPUT)
+		swap(s->params.output, p->output);
+	if (what & PBT_SET_BUFFERS) {
+		nr_old = s->params.nr_buffers;
+		for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
+			old[i] = s->buffers[i];
+			s->buffers[i] = nb[i];
+			nb[i] = NULL;
+			swap(s->params.buffers[i], p->buffers[i]);
+		}
+		s->params.nr_buffers = p->nr_buffers;
+		pbt_remote_resize(s->remote);
+		for (i = 0; i < nr_old; i++) {
+			if (old[i] && pbt_buffer_readers(old[i], 0)) {
+				pbt_buffer_retire(old[i]);
+				old[i] = NULL;
+			}
+		}
+		/* Readers of a retired buffer learn it from poll. */
+		wake_up_all(&s->wq);
+	}
+	pbt_netlink_notify(PBTRACE_CMD_SET_SESSION, id);
+out:
+	mutex_unlock(&pbt_sessions_lock);
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
+		pbt_buffer_destroy(nb[i]);
+		pbt_buffer_destroy(old[i]);
+	}
+	pbt_params_free(p);
+	return ret;
+}
+
+struct pbt_buffer *pbt_session_attach(u32 id, u32 buffer,
+				      struct pbt_session **sp)
+{
+	struct pbt_session *s;
+	struct pbt_buffer *b;
+
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	if (!s) {
+		b = ERR_PTR(-ENOENT);
+	} else if (buffer >= s->params.nr_buffers || !s->buffers[buffer]) {
+		b = ERR_PTR(-EINVAL);
+	} else {
+		b = s->buffers[buffer];
+		pbt_buffer_readers(b, 1);
+		kref_get(&s->ref);
+		*sp = s;
+	}
+	mutex_unlock(&pbt_sessions_lock);
+	return b;
+}
+
+/* The reader's session reference is still held: the caller puts it. */
+void pbt_session_detach(struct pbt_session *s, struct pbt_buffer *b)
+{
+	bool gone;
+
+	mutex_lock(&pbt_sessions_lock);
+	gone = !pbt_buffer_readers(b, -1) && pbt_buffer_retired(b);
+	mutex_unlock(&pbt_sessions_lock);
+	if (gone)
+		pbt_buffer_destroy(b);
 }
 
 static void put_probes(u64 events)
@@ -341,7 +474,7 @@ int pbt_session_flush(u32 id)
 	return ret;
 }
 
-static void destroy_locked(struct pbt_session *s)
+static void destroy_locked(struct pbt_session *s, const char *error)
 {
 	if (s->state == PBTRACE_STATE_STARTED) {
 		stop_locked(s);
@@ -350,13 +483,13 @@ static void destroy_locked(struct pbt_session *s)
 	pbt_remote_stop(s->remote);	/* a CONFIGURED one: readers get EOF */
 	list_del_init(&s->node);
 	clear_bit(s->slot, &used_slots);
-	pbt_netlink_notify(PBTRACE_CMD_DESTROY_SESSION, s->id);
+	pbt_netlink_notify_destroy(s->id, error);
 	/* Readers blocked in poll see the session gone and drop their ref. */
 	wake_up_all(&s->wq);
 	pbt_session_put(s);
 }
 
-int pbt_session_destroy(u32 id)
+int pbt_session_destroy(u32 id, const char *error)
 {
 	struct pbt_session *s;
 	int ret = 0;
@@ -364,7 +497,7 @@ int pbt_session_destroy(u32 id)
 	mutex_lock(&pbt_sessions_lock);
 	s = find_locked(id);
 	if (s)
-		destroy_locked(s);
+		destroy_locked(s, error);
 	else
 		ret = -ENOENT;
 	mutex_unlock(&pbt_sessions_lock);
@@ -377,6 +510,6 @@ void pbt_sessions_destroy_all(void)
 
 	mutex_lock(&pbt_sessions_lock);
 	list_for_each_entry_safe(s, tmp, &sessions, node)
-		destroy_locked(s);
+		destroy_locked(s, NULL);
 	mutex_unlock(&pbt_sessions_lock);
 }

@@ -17,8 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +31,8 @@
 
 #include "kselftest_harness.h"
 #include "genl.h"
+#include "reader.h"
+#include "pbtrace_fields.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -94,6 +99,10 @@ static void nest_end(struct raw_msg *m, size_t off, struct nlattr *a)
 	a->nla_len = (m->attrs + off) - (unsigned char *)a;
 }
 
+/* The last reply (not ack) message raw_ack() saw, for raw_reply(). */
+static unsigned char raw_reply_buf[1 << 17];
+static size_t raw_reply_len;
+
 /* Reads the ack for seq: the kernel's errno (0 or negative) + extack. */
 static int raw_ack(struct raw *r, unsigned int seq)
 {
@@ -102,6 +111,7 @@ static int raw_ack(struct raw *r, unsigned int seq)
 	ssize_t len;
 
 	r->extack[0] = '\0';
+	raw_reply_len = 0;
 	for (;;) {
 		len = recv(r->fd, buf, sizeof(buf), 0);
 		if (len < 0)
@@ -112,6 +122,11 @@ static int raw_ack(struct raw *r, unsigned int seq)
 			struct nlattr *a;
 			int rem;
 
+			if (nlh->nlmsg_seq == seq && nlh->nlmsg_type != NLMSG_ERROR &&
+			    nlh->nlmsg_len <= sizeof(raw_reply_buf)) {
+				memcpy(raw_reply_buf, nlh, nlh->nlmsg_len);
+				raw_reply_len = nlh->nlmsg_len;
+			}
 			if (nlh->nlmsg_seq != seq || nlh->nlmsg_type != NLMSG_ERROR)
 				continue;
 			a = (struct nlattr *)((char *)e + sizeof(*e));
@@ -188,6 +203,33 @@ static void destroy_all(struct pbt_nl *nl)
 	pbt_session_infos_free(v, n);
 }
 
+static int mcast_group;	/* "sessions", found by family_id() */
+
+static void find_group(struct nlattr *groups)
+{
+	struct nlattr *g = (struct nlattr *)((char *)groups + NLA_HDRLEN);
+	int rem = groups->nla_len - NLA_HDRLEN;
+
+	for (; rem >= NLA_HDRLEN && g->nla_len >= NLA_HDRLEN;
+	     rem -= NLA_ALIGN(g->nla_len),
+	     g = (struct nlattr *)((char *)g + NLA_ALIGN(g->nla_len))) {
+		struct nlattr *a = (struct nlattr *)((char *)g + NLA_HDRLEN);
+		int r2 = g->nla_len - NLA_HDRLEN, id = -1, match = 0;
+
+		for (; r2 >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN;
+		     r2 -= NLA_ALIGN(a->nla_len),
+		     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len))) {
+			if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GRP_ID)
+				id = *(uint32_t *)((char *)a + NLA_HDRLEN);
+			if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GRP_NAME &&
+			    !strcmp((char *)a + NLA_HDRLEN, PBTRACE_MCGRP_SESSIONS))
+				match = 1;
+		}
+		if (match)
+			mcast_group = id;
+	}
+}
+
 static int family_id(void)
 {
 	/* Asked of nlctrl by hand: this file's raw socket needs no libnl. */
@@ -224,6 +266,8 @@ static int family_id(void)
 			while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN) {
 				if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
 					id = *(uint16_t *)((char *)a + NLA_HDRLEN);
+				if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GROUPS)
+					find_group(a);
 				rem -= NLA_ALIGN(a->nla_len);
 				a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
 			}
@@ -764,6 +808,797 @@ TEST_F(pbt, list_events_has_sched_switch)
 	ASSERT_EQ(1, r.seen);
 	ASSERT_EQ(1, r.available);
 	ASSERT_GT(r.total, 10);
+}
+
+/* ---- raw replies: attribute walking ---- */
+
+#define ATTR_DATA(a) ((void *)((char *)(a) + NLA_HDRLEN))
+#define ATTR_LEN(a) ((int)(a)->nla_len - NLA_HDRLEN)
+#define for_each_attr(a, start, rem)						\
+	for (a = (struct nlattr *)(start);					\
+	     (rem) >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&		\
+	     a->nla_len <= (rem);						\
+	     (rem) -= NLA_ALIGN(a->nla_len),					\
+	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+
+static struct nlattr *attr_get(void *start, int rem, int type)
+{
+	struct nlattr *a;
+
+	for_each_attr(a, start, rem)
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+	return NULL;
+}
+
+/* The attributes of a generic netlink message, and their length. */
+static void *genl_attrs(struct nlmsghdr *nlh, int *rem)
+{
+	*rem = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+	return (char *)NLMSG_DATA(nlh) + GENL_HDRLEN;
+}
+
+/* One buffer of a hand-built session; sys NULL: no syscall filter. */
+struct raw_buffer {
+	uint32_t size_kb, chunk_kb;
+	const char *events[4];
+	int nr_events;
+	const uint32_t *sys;
+	int nr_sys;
+};
+
+static size_t put_buffers(struct raw_msg *m, size_t off,
+			  const struct raw_buffer *b, int n)
+{
+	struct nlattr *bufs, *buf, *evs, *sc;
+	int i, j;
+
+	bufs = nest_begin(m, &off, NLA_F_NESTED | PBTRACE_A_SESSION_BUFFERS);
+	for (i = 0; i < n; i++) {
+		buf = nest_begin(m, &off, NLA_F_NESTED | PBTRACE_A_BUFFER);
+		put_u32(m, &off, PBTRACE_A_BUFFER_SIZE_KB, b[i].size_kb);
+		if (b[i].chunk_kb)
+			put_u32(m, &off, PBTRACE_A_BUFFER_CHUNK_KB, b[i].chunk_kb);
+		evs = nest_begin(m, &off, NLA_F_NESTED | PBTRACE_A_BUFFER_EVENTS);
+		for (j = 0; j < b[i].nr_events; j++)
+			put_str(m, &off, PBTRACE_A_EVENT_NAME, b[i].events[j]);
+		nest_end(m, off, evs);
+		if (b[i].sys) {
+			sc = nest_begin(m, &off, NLA_F_NESTED | PBTRACE_A_BUFFER_SYSCALLS);
+			for (j = 0; j < b[i].nr_sys; j++)
+				put_u32(m, &off, PBTRACE_A_SYSCALL_NR, b[i].sys[j]);
+			nest_end(m, off, sc);
+		}
+		nest_end(m, off, buf);
+	}
+	nest_end(m, off, bufs);
+	return off;
+}
+
+/* NEW_SESSION by hand; 0 and *id, or the kernel's -errno (extack in r). */
+static int raw_new(struct raw *r, struct raw_msg *m, const char *name,
+		   const char *output, const struct raw_buffer *b, int n,
+		   uint32_t *id)
+{
+	struct nlattr *a;
+	size_t off = 0;
+	int ret, rem;
+	void *attrs;
+
+	put_str(m, &off, PBTRACE_A_SESSION_NAME, name);
+	if (output)
+		put_str(m, &off, PBTRACE_A_SESSION_OUTPUT, output);
+	off = put_buffers(m, off, b, n);
+	ret = raw_send(r, m, PBTRACE_CMD_NEW_SESSION, off);
+	if (ret)
+		return ret;
+	if (!raw_reply_len)
+		return -ENODATA;
+	attrs = genl_attrs((struct nlmsghdr *)raw_reply_buf, &rem);
+	a = attr_get(attrs, rem, PBTRACE_A_SESSION_ID);
+	if (!a)
+		return -ENODATA;
+	*id = *(uint32_t *)ATTR_DATA(a);
+	return 0;
+}
+
+/* GET_SESSION by hand: each buffer's PBTRACE_A_BUFFER_SYSCALLS list. */
+static int raw_syscalls(struct raw *r, struct raw_msg *m, uint32_t id,
+			uint32_t sys[][8], int nr_sys[])
+{
+	struct nlattr *bufs, *b, *sc, *a;
+	int ret, rem, brem, srem, n = 0;
+	size_t off = 0;
+	void *attrs;
+
+	put_u32(m, &off, PBTRACE_A_SESSION_ID, id);
+	ret = raw_send(r, m, PBTRACE_CMD_GET_SESSION, off);
+	if (ret)
+		return ret;
+	if (!raw_reply_len)
+		return -ENODATA;
+	attrs = genl_attrs((struct nlmsghdr *)raw_reply_buf, &rem);
+	bufs = attr_get(attrs, rem, PBTRACE_A_SESSION_BUFFERS);
+	if (!bufs)
+		return -ENODATA;
+	brem = ATTR_LEN(bufs);
+	for_each_attr(b, ATTR_DATA(bufs), brem) {
+		if (n == PBTRACE_MAX_BUFFERS)
+			break;
+		nr_sys[n] = -1;		/* no attribute */
+		sc = attr_get(ATTR_DATA(b), ATTR_LEN(b), PBTRACE_A_BUFFER_SYSCALLS);
+		if (sc) {
+			nr_sys[n] = 0;
+			srem = ATTR_LEN(sc);
+			for_each_attr(a, ATTR_DATA(sc), srem)
+				if (nr_sys[n] < 8)
+					sys[n][nr_sys[n]++] = *(uint32_t *)ATTR_DATA(a);
+		}
+		n++;
+	}
+	return n;
+}
+
+/* A socket in the "sessions" group, or -errno. */
+static int mcast_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	int e;
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &mcast_group,
+		       sizeof(mcast_group))) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+struct mcast_note {
+	int cmd;
+	uint32_t id;
+	char error[PBTRACE_ERROR_MAX + 1];
+	int has_error;
+};
+
+/* 1: the next notification within ms, 0: none, -errno. */
+static int mcast_next(int fd, int ms, struct mcast_note *n)
+{
+	static unsigned char buf[16384];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct genlmsghdr *g;
+	struct nlattr *a;
+	ssize_t len;
+	void *attrs;
+	int rem;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return 0;
+	len = recv(fd, buf, sizeof(buf), 0);
+	if (len < 0)
+		return -errno;
+	if (!NLMSG_OK(nlh, len) || nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		return -EPROTO;
+	memset(n, 0, sizeof(*n));
+	g = NLMSG_DATA(nlh);
+	n->cmd = g->cmd;
+	attrs = genl_attrs(nlh, &rem);
+	a = attr_get(attrs, rem, PBTRACE_A_SESSION_ID);
+	if (a)
+		n->id = *(uint32_t *)ATTR_DATA(a);
+	a = attr_get(attrs, rem, PBTRACE_A_SESSION_ERROR);
+	if (a) {
+		n->has_error = 1;
+		snprintf(n->error, sizeof(n->error), "%.*s", ATTR_LEN(a),
+			 (char *)ATTR_DATA(a));
+	}
+	return 1;
+}
+
+/* Waits for notification cmd about id, skipping others. */
+static int mcast_wait(int fd, int cmd, uint32_t id, struct mcast_note *n)
+{
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (mcast_next(fd, 2000, n) != 1)
+			return 0;
+		if (n->cmd == cmd && n->id == id)
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- an independent decoder of the chunks, for raw_syscalls events ---- */
+
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	int shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t c = *(*p)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* One field: its number, and its value or (length-delimited) its bytes. */
+static int next_field(const uint8_t **p, const uint8_t *end, uint32_t *field,
+		      uint64_t *v, const uint8_t **sub)
+{
+	uint64_t key;
+
+	*sub = NULL;
+	if (get_varint(p, end, &key))
+		return -1;
+	*field = key >> 3;
+	switch (key & 7) {
+	case 0:
+		return get_varint(p, end, v);
+	case 1:
+		if (end - *p < 8)
+			return -1;
+		*p += 8;
+		return 0;
+	case 5:
+		if (end - *p < 4)
+			return -1;
+		*p += 4;
+		return 0;
+	case 2:
+		if (get_varint(p, end, v) || *v > (uint64_t)(end - *p))
+			return -1;
+		*sub = *p;
+		*p += *v;
+		return 0;
+	}
+	return -1;
+}
+
+struct sys_seen {
+	uint64_t events;		/* FtraceEvents in the chunks */
+	uint64_t enter[2], exit[2];	/* of want[0], want[1] */
+	uint64_t other_sys;		/* sys_enter/exit of any other id */
+	uint64_t not_sys;		/* FtraceEvents of other kinds */
+};
+
+static int decode_event(const uint8_t *p, const uint8_t *end,
+			const long want[2], struct sys_seen *s)
+{
+	const uint8_t *sub, *q, *qend;
+	uint32_t f, f2;
+	uint64_t v, v2;
+	int64_t id = -1;
+	int i, kind = 0;	/* 1 enter, 2 exit */
+
+	while (p < end) {
+		if (next_field(&p, end, &f, &v, &sub))
+			return -1;
+		if (!sub || (f != PB_FTRACEEVENT_SYS_ENTER &&
+			     f != PB_FTRACEEVENT_SYS_EXIT))
+			continue;
+		kind = f == PB_FTRACEEVENT_SYS_ENTER ? 1 : 2;
+		for (q = sub, qend = sub + v; q < qend;) {
+			if (next_field(&q, qend, &f2, &v2, &sub))
+				return -1;
+			if (f2 == PB_SYSENTERFTRACEEVENT_ID && !sub)
+				id = (int64_t)v2;
+		}
+	}
+	if (!kind) {
+		s->not_sys++;
+		return 0;
+	}
+	for (i = 0; i < 2; i++) {
+		if (id != want[i])
+			continue;
+		if (kind == 1)
+			s->enter[i]++;
+		else
+			s->exit[i]++;
+		return 0;
+	}
+	s->other_sys++;
+	return 0;
+}
+
+/* Trace.packet -> TracePacket.ftrace_events -> bundle.event, all of them. */
+static int decode_chunk(const uint8_t *p, const uint8_t *end,
+			const long want[2], struct sys_seen *s)
+{
+	const uint8_t *pkt, *bun, *ev, *pend, *bend;
+	uint32_t f;
+	uint64_t v, v2;
+
+	while (p < end) {
+		if (next_field(&p, end, &f, &v, &pkt) || f != PB_TRACE_PACKET || !pkt)
+			return -1;
+		for (pend = pkt + v; pkt < pend;) {
+			if (next_field(&pkt, pend, &f, &v2, &bun))
+				return -1;
+			if (f != PB_TRACEPACKET_FTRACE_EVENTS || !bun)
+				continue;
+			for (bend = bun + v2; bun < bend;) {
+				uint64_t v3;
+
+				if (next_field(&bun, bend, &f, &v3, &ev))
+					return -1;
+				if (f != PB_FTRACEEVENTBUNDLE_EVENT || !ev)
+					continue;
+				s->events++;
+				if (decode_event(ev, ev + v3, want, s))
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Reads every sealed chunk of a stopped session's buffer, decodes it and
+ * sums the buffer's counters: *read is the bytes of the chunks read.
+ */
+static int drain_buffer(uint32_t id, uint32_t buffer, const long want[2],
+			struct sys_seen *s, uint64_t *read,
+			struct pbtrace_cpu_stats *sum)
+{
+	struct pbtrace_chunk_req req;
+	struct pbtrace_cpu_stats st;
+	struct pbt_reader r;
+	const uint8_t *data;
+	char err[256];
+	uint32_t cpu;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	memset(sum, 0, sizeof(*sum));
+	*read = 0;
+	if (pbt_reader_open(&r, id, buffer, err, sizeof(err)) < 0)
+		return -1;
+	while (!(ret = pbt_reader_next(&r, &req, &data))) {
+		*read += req.len;
+		if (decode_chunk(data, data + req.len, want, s))
+			ret = -EPROTO;
+		pbt_reader_put(&r, &req);
+		if (ret)
+			break;
+	}
+	for (cpu = 0; cpu < pbt_reader_header(&r)->nr_cpus; cpu++) {
+		pbt_reader_stats(&r, cpu, &st);
+		sum->events_written += st.events_written;
+		sum->bytes_written += st.bytes_written;
+		sum->chunks_overwritten += st.chunks_overwritten;
+		sum->lost_full += st.lost_full;
+		sum->lost_too_large += st.lost_too_large;
+	}
+	pbt_reader_close(&r);
+	return ret == -EAGAIN ? 0 : -2;
+}
+
+static const char *const sys_events[] = {
+	"raw_syscalls/sys_enter", "raw_syscalls/sys_exit",
+};
+
+/* ---- syscall filter ---- */
+
+#define SYSCALL_LOOPS 300
+
+TEST_F(pbt, syscall_filter_records_only_named_syscalls)
+{
+	static const uint32_t only_getppid[] = { SYS_getppid };
+	const long want[2] = { SYS_getppid, SYS_getuid };
+	struct raw_buffer b[2] = {
+		{ .size_kb = 2048, .nr_events = 2, .sys = only_getppid, .nr_sys = 1 },
+		{ .size_kb = 4096, .nr_events = 2 },	/* no filter */
+	};
+	struct pbtrace_cpu_stats st0, st1;
+	struct sys_seen s0, s1;
+	uint64_t read0, read1;
+	uint32_t id;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		b[i].events[0] = sys_events[0];
+		b[i].events[1] = sys_events[1];
+	}
+	ASSERT_EQ(0, raw_new(&self->raw, self->m, "sysfilter", NULL, b, 2, &id))
+		TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
+	for (i = 0; i < SYSCALL_LOOPS; i++) {
+		syscall(SYS_getppid);
+		syscall(SYS_getuid);
+	}
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, id));
+
+	ASSERT_EQ(0, drain_buffer(id, 0, want, &s0, &read0, &st0));
+	ASSERT_EQ(0, drain_buffer(id, 1, want, &s1, &read1, &st1));
+	TH_LOG("filtered: %llu events (getppid %llu/%llu), unfiltered: %llu (getuid %llu, other %llu)",
+	       (unsigned long long)s0.events, (unsigned long long)s0.enter[0],
+	       (unsigned long long)s0.exit[0], (unsigned long long)s1.events,
+	       (unsigned long long)s1.enter[1], (unsigned long long)s1.other_sys);
+	/* The filtered buffer: getppid and nothing else, every call. */
+	ASSERT_EQ(0, s0.other_sys);
+	ASSERT_EQ(0, s0.enter[1] + s0.exit[1]);
+	ASSERT_EQ(0, s0.not_sys);
+	ASSERT_GE(s0.enter[0], SYSCALL_LOOPS);
+	ASSERT_GE(s0.exit[0], SYSCALL_LOOPS);
+	/* Filtered out is not lost: every event written is in the chunks. */
+	ASSERT_EQ(0, st0.chunks_overwritten + st0.lost_full + st0.lost_too_large);
+	ASSERT_EQ(st0.events_written, s0.events);
+	/* bytes_written counts every byte of the chunks, headers too. */
+	ASSERT_EQ(st0.bytes_written, read0);
+	/* The same run, unfiltered: the other syscalls were there. */
+	ASSERT_GE(s1.enter[1], SYSCALL_LOOPS);
+	ASSERT_GE(s1.exit[1], SYSCALL_LOOPS);
+	ASSERT_GE(s1.enter[0], SYSCALL_LOOPS);
+	ASSERT_GT(s1.events, s0.events + 2 * SYSCALL_LOOPS - 1);
+	if (!st1.chunks_overwritten) {
+		ASSERT_EQ(st1.events_written, s1.events);
+		ASSERT_EQ(st1.bytes_written, read1);
+	}
+}
+
+TEST_F(pbt, syscall_filter_validated_and_reported)
+{
+	static const uint32_t too_big[] = { SYS_getppid, 100000 };
+	static const uint32_t two[] = { SYS_getuid, SYS_getppid, SYS_getppid };
+	struct raw_buffer b[2] = {
+		{ .size_kb = 1024, .nr_events = 1, .sys = too_big, .nr_sys = 2 },
+		{ .size_kb = 1024, .nr_events = 1 },
+	};
+	uint32_t sys[PBTRACE_MAX_BUFFERS][8], id;
+	int nr_sys[PBTRACE_MAX_BUFFERS];
+
+	b[0].events[0] = sys_events[0];
+	b[1].events[0] = sys_events[1];
+	ASSERT_EQ(-EINVAL, raw_new(&self->raw, self->m, "sysbad", NULL, b, 1, &id));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "100000"))
+		TH_LOG("extack: %s", self->raw.extack);
+	b[0].nr_sys = 0;	/* an empty list would record nothing */
+	ASSERT_EQ(-EINVAL, raw_new(&self->raw, self->m, "sysbad", NULL, b, 1, &id));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "empty"))
+		TH_LOG("extack: %s", self->raw.extack);
+
+	/* GET_SESSION gives the set back, in order, once each. */
+	b[0].sys = two;
+	b[0].nr_sys = 3;
+	ASSERT_EQ(0, raw_new(&self->raw, self->m, "sysget", NULL, b, 2, &id))
+		TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(2, raw_syscalls(&self->raw, self->m, id, sys, nr_sys));
+	ASSERT_EQ(2, nr_sys[0]);
+	ASSERT_EQ(SYS_getppid < SYS_getuid ? SYS_getppid : SYS_getuid, sys[0][0]);
+	ASSERT_EQ(SYS_getppid < SYS_getuid ? SYS_getuid : SYS_getppid, sys[0][1]);
+	ASSERT_EQ(-1, nr_sys[1]);	/* no filter, no attribute */
+}
+
+/* ---- SET_SESSION ---- */
+
+static size_t set_body(struct raw_msg *m, uint32_t id, const char *output)
+{
+	size_t off = 0;
+
+	put_u32(m, &off, PBTRACE_A_SESSION_ID, id);
+	if (output)
+		put_str(m, &off, PBTRACE_A_SESSION_OUTPUT, output);
+	return off;
+}
+
+TEST_F(pbt, set_session_reconfigures_a_configured_session)
+{
+	static const uint32_t only_getppid[] = { SYS_getppid };
+	struct raw_buffer one = { .size_kb = 1024, .nr_events = 1,
+				  .events = { "sched/sched_switch" } };
+	struct raw_buffer two[2] = {
+		{ .size_kb = 512, .nr_events = 1, .events = { "raw_syscalls/sys_enter" },
+		  .sys = only_getppid, .nr_sys = 1 },
+		{ .size_kb = 256, .chunk_kb = 4, .nr_events = 1,
+		  .events = { "sched/sched_switch" } },
+	};
+	struct raw_buffer bad = one;
+	uint32_t sys[PBTRACE_MAX_BUFFERS][8], id;
+	int nr_sys[PBTRACE_MAX_BUFFERS], mfd;
+	struct pbtrace_chunk_req req;
+	struct pbt_session_info si;
+	struct pbt_reader old, cur;
+	struct mcast_note n;
+	const uint8_t *data;
+	char err[256];
+	size_t off;
+
+	mfd = mcast_open();
+	ASSERT_GE(mfd, 0);
+	ASSERT_EQ(0, raw_new(&self->raw, self->m, "setme", "/tmp/a.pftrace",
+			     &one, 1, &id)) TH_LOG("extack: %s", self->raw.extack);
+	/* traced maps a session's buffers as soon as it exists. */
+	ASSERT_EQ(0, pbt_reader_open(&old, id, 0, err, sizeof(err))) TH_LOG("%s", err);
+
+	off = put_buffers(self->m, set_body(self->m, id, "/tmp/b.pftrace"), two, 2);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off))
+		TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(1, mcast_wait(mfd, PBTRACE_CMD_SET_SESSION, id, &n));
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &si));
+	ASSERT_STREQ("setme", si.name);
+	ASSERT_STREQ("/tmp/b.pftrace", si.output);
+	ASSERT_EQ(PBTRACE_STATE_CONFIGURED, si.state);
+	ASSERT_EQ(2, si.nr_buffers);
+	ASSERT_EQ(512, si.buffers[0].size_kb);
+	ASSERT_STREQ("raw_syscalls/sys_enter", si.buffers[0].events[0]);
+	ASSERT_EQ(256, si.buffers[1].size_kb);
+	ASSERT_EQ(4, si.buffers[1].chunk_kb);
+	pbt_session_info_free(&si);
+	ASSERT_EQ(2, raw_syscalls(&self->raw, self->m, id, sys, nr_sys));
+	ASSERT_EQ(1, nr_sys[0]);
+	ASSERT_EQ(SYS_getppid, sys[0][0]);
+	ASSERT_EQ(-1, nr_sys[1]);
+
+	/* The reader of the replaced buffer: told, its mapping still valid. */
+	{
+		struct pollfd pfd = { .fd = pbt_reader_fd(&old), .events = POLLIN };
+
+		ASSERT_EQ(1, poll(&pfd, 1, 1000));
+		ASSERT_TRUE(pfd.revents & POLLERR);
+	}
+	ASSERT_EQ(-ESTALE, pbt_reader_next(&old, &req, &data));
+	ASSERT_EQ(PBTRACE_MMAP_MAGIC, pbt_reader_header(&old)->magic);
+	ASSERT_EQ(0, pbt_reader_open(&cur, id, 1, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(4096, pbt_reader_header(&cur)->chunk_size);
+	pbt_reader_close(&old);		/* frees the retired buffer */
+
+	/* A bad new config leaves the session as it was. */
+	bad.chunk_kb = 12;
+	off = put_buffers(self->m, set_body(self->m, id, "/tmp/c.pftrace"), &bad, 1);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "power of two")) TH_LOG("extack: %s", self->raw.extack);
+	bad.chunk_kb = 0;
+	bad.events[0] = "sched/no_such_event";
+	off = put_buffers(self->m, set_body(self->m, id, "/tmp/c.pftrace"), &bad, 1);
+	ASSERT_EQ(-ENOENT, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off));
+	off = set_body(self->m, id, NULL);
+	put_str(self->m, &off, PBTRACE_A_SESSION_NAME, "renamed");
+	put_str(self->m, &off, PBTRACE_A_SESSION_OUTPUT, "/tmp/c.pftrace");
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "name cannot change")) TH_LOG("extack: %s", self->raw.extack);
+	off = set_body(self->m, id, NULL);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "nothing to change")) TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &si));
+	ASSERT_STREQ("/tmp/b.pftrace", si.output);
+	ASSERT_EQ(2, si.nr_buffers);
+	ASSERT_EQ(512, si.buffers[0].size_kb);
+	ASSERT_EQ(256, si.buffers[1].size_kb);
+	pbt_session_info_free(&si);
+	/* The reader of the unchanged buffer still reads it. */
+	ASSERT_EQ(-EAGAIN, pbt_reader_next(&cur, &req, &data));
+
+	/* Only the output, and the same name repeated, is fine. */
+	off = set_body(self->m, id, "/tmp/d.pftrace");
+	put_str(self->m, &off, PBTRACE_A_SESSION_NAME, "setme");
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off))
+		TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &si));
+	ASSERT_STREQ("/tmp/d.pftrace", si.output);
+	ASSERT_EQ(2, si.nr_buffers);
+	pbt_session_info_free(&si);
+
+	/* Once started, no more. */
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
+	off = set_body(self->m, id, "/tmp/e.pftrace");
+	ASSERT_EQ(-EBUSY, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "started")) TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, id));
+	ASSERT_EQ(-EBUSY, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off));
+	pbt_reader_close(&cur);
+
+	off = set_body(self->m, 999999, "/tmp/e.pftrace");
+	ASSERT_EQ(-ENOENT, raw_send(&self->raw, self->m, PBTRACE_CMD_SET_SESSION, off));
+	close(mfd);
+}
+
+/* ---- why a session ended, on DESTROY ---- */
+
+TEST_F(pbt, destroy_carries_session_error)
+{
+	static const char why[] = "writing /out/t.pftrace: No space left on device";
+	struct raw_buffer one = { .size_kb = 1024, .nr_events = 1,
+				  .events = { "sched/sched_switch" } };
+	char longest[PBTRACE_ERROR_MAX + 1];
+	struct pbt_session_info si;
+	struct mcast_note n;
+	uint32_t id, id2;
+	size_t off;
+	int mfd;
+
+	mfd = mcast_open();
+	ASSERT_GE(mfd, 0);
+	ASSERT_EQ(0, raw_new(&self->raw, self->m, "doomed", NULL, &one, 1, &id));
+	ASSERT_EQ(0, raw_new(&self->raw, self->m, "doomed2", NULL, &one, 1, &id2));
+
+	/* One byte too long (PBTRACE_ERROR_MAX counts the NUL): refused. */
+	memset(longest, 'x', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	off = 0;
+	put_u32(self->m, &off, PBTRACE_A_SESSION_ID, id);
+	put_str(self->m, &off, PBTRACE_A_SESSION_ERROR, longest);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_DESTROY_SESSION, off));
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &si));
+	pbt_session_info_free(&si);
+
+	off = 0;
+	put_u32(self->m, &off, PBTRACE_A_SESSION_ID, id);
+	put_str(self->m, &off, PBTRACE_A_SESSION_ERROR, why);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_DESTROY_SESSION, off))
+		TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(1, mcast_wait(mfd, PBTRACE_CMD_DESTROY_SESSION, id, &n));
+	ASSERT_EQ(1, n.has_error);
+	ASSERT_STREQ(why, n.error);
+
+	/* The longest that fits arrives whole. */
+	longest[PBTRACE_ERROR_MAX - 1] = '\0';
+	off = 0;
+	put_u32(self->m, &off, PBTRACE_A_SESSION_ID, id2);
+	put_str(self->m, &off, PBTRACE_A_SESSION_ERROR, longest);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_DESTROY_SESSION, off))
+		TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(1, mcast_wait(mfd, PBTRACE_CMD_DESTROY_SESSION, id2, &n));
+	ASSERT_STREQ(longest, n.error);
+
+	/* Without one, the notification has none. */
+	ASSERT_EQ(0, raw_new(&self->raw, self->m, "doomed3", NULL, &one, 1, &id));
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_DESTROY_SESSION, id));
+	ASSERT_EQ(1, mcast_wait(mfd, PBTRACE_CMD_DESTROY_SESSION, id, &n));
+	ASSERT_EQ(0, n.has_error);
+	close(mfd);
+}
+
+/* ---- CAP_PERFMON alone: look, never change ---- */
+
+/* Runs fn as nobody keeping only capability cap; returns its status. */
+static int as_nobody_with(int cap, int (*fn)(void))
+{
+	struct passwd *pw = getpwnam("nobody");
+	uid_t uid = pw ? pw->pw_uid : 65534;
+	gid_t gid = pw ? pw->pw_gid : 65534;
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		struct __user_cap_header_struct h = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct d[2];
+
+		/* Keep the permitted set over setuid, then keep only cap. */
+		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, NULL) ||
+		    setgid(gid) || setuid(uid))
+			_exit(100);
+		memset(d, 0, sizeof(d));
+		d[cap / 32].effective = d[cap / 32].permitted = 1u << (cap % 32);
+		if (syscall(SYS_capset, &h, d))
+			_exit(101);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static uint32_t perfmon_session;
+
+static int perfmon_calls(void)
+{
+	struct pbt_session_info *v, si;
+	struct pbt_session_spec s;
+	struct event_seen r = { 0 };
+	char err[256];
+	struct pbt_nl *nl = pbt_nl_open(err, sizeof(err));
+	uint32_t id, pid;
+	size_t n;
+
+	if (!nl)
+		return 10;
+	if (getuid() == 0)
+		return 11;
+	/* Looking is allowed. */
+	if (pbt_nl_list_sessions(nl, &v, &n) || n != 1)
+		return 12;
+	pbt_session_infos_free(v, n);
+	if (pbt_nl_get_session(nl, perfmon_session, &si))
+		return 13;
+	pbt_session_info_free(&si);
+	if (pbt_nl_list_events(nl, note_event, &r) || !r.seen)
+		return 14;
+	if (pbt_nl_daemon_pid(nl, &pid))
+		return 15;
+	/* Changing is not. */
+	spec_one(&s, "perfmon", "sched/sched_switch");
+	if (pbt_nl_new_session(nl, &s, &id) != -EPERM)
+		return 16;
+	if (!strstr(pbt_nl_error(nl), "CAP_SYS_ADMIN"))
+		return 17;
+	if (pbt_nl_trigger(nl, "t") != -EPERM)
+		return 18;
+	if (pbt_nl_session_cmd(nl, PBTRACE_CMD_STOP_SESSION, perfmon_session) != -EPERM)
+		return 19;
+	pbt_nl_close(nl);
+	return 0;
+}
+
+TEST_F(pbt, perfmon_reads_but_cannot_change)
+{
+	struct pbt_session_spec s;
+
+	spec_one(&s, "root-owned", "sched/sched_switch");
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &perfmon_session));
+	ASSERT_EQ(0, as_nobody_with(CAP_PERFMON, perfmon_calls));
+}
+
+/* ---- who may join the "sessions" group ---- */
+
+static int join_sessions_group(void)
+{
+	int fd = mcast_open();
+
+	if (fd >= 0) {
+		close(fd);
+		return 20;	/* joined */
+	}
+	return fd == -EPERM ? 0 : 21;
+}
+
+/* 1: this kernel has GENL_MCAST_CAP_SYS_ADMIN, 0: it has not, -1: unknown. */
+static int kernel_has_mcast_cap(void)
+{
+	static const char *const where[] = { "source", "build" };
+	char path[512], line[512];
+	struct utsname u;
+	unsigned int i;
+	FILE *f;
+
+	if (uname(&u))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/lib/modules/%s/%s/include/net/genetlink.h",
+			 u.release, where[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, "GENL_MCAST_CAP_SYS_ADMIN")) {
+				fclose(f);
+				return 1;
+			}
+		fclose(f);
+		return 0;
+	}
+	return -1;
+}
+
+TEST_F(pbt, unprivileged_cannot_join_sessions_group)
+{
+	int ret, has;
+
+	ASSERT_GT(mcast_group, 0);
+	ret = as_nobody(join_sessions_group);
+	if (ret == 20) {
+		has = kernel_has_mcast_cap();
+		ASSERT_NE(1, has) TH_LOG("the kernel has GENL_MCAST_CAP_SYS_ADMIN, yet nobody joined");
+		SKIP(return, "%s", has ? "cannot tell whether this kernel has GENL_MCAST_CAP_SYS_ADMIN (no headers): anyone may join" :
+		     "this kernel lacks GENL_MCAST_CAP_SYS_ADMIN: anyone may join the group");
+	}
+	ASSERT_EQ(0, ret);
+	/* CAP_PERFMON is not enough either: the group reports admin changes. */
+	ASSERT_EQ(0, as_nobody_with(CAP_PERFMON, join_sessions_group));
 }
 
 TEST_HARNESS_MAIN

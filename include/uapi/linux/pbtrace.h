@@ -45,7 +45,8 @@
  *                PBTRACE_A_SYSCALL_NR: NLA_U32, a syscall number of the
  *                    kernel's native ABI (below NR_syscalls, else -EINVAL
  *                    with extack). raw_syscalls/sys_enter and sys_exit
- *                    record only these syscalls; absent: every syscall.
+ *                    record only these syscalls; absent: every syscall
+ *                    (an empty list: -EINVAL).
  *            PBTRACE_A_BUFFER_MACHINES: NLA_NESTED, optional, up to
  *                PBTRACE_MAX_MACHINE_NAMES of
  *                PBTRACE_A_MACHINE_NAME: NLA_NUL_STRING: a relayed machine's
@@ -64,6 +65,9 @@
  *    buffers all together: the new set is built first, so a failure leaves
  *    the session as it was). The name cannot change. -EBUSY once the
  *    session has started (or stopped).
+ *    A reader attached to a replaced buffer keeps its mapping but gets no
+ *    more data: poll() says EPOLLERR, GET_CHUNK and READ_REMOTE -ESTALE;
+ *    it attaches again on the SET_SESSION notification.
  *
  * PBTRACE_CMD_START_SESSION, PBTRACE_CMD_STOP_SESSION,
  * PBTRACE_CMD_FLUSH_SESSION, PBTRACE_CMD_DESTROY_SESSION:
@@ -263,7 +267,7 @@ struct pbtrace_cpu_stats {
 	__u32 cpu;
 	__u32 online;
 	__u64 events_written;	/* events committed into a chunk */
-	__u64 bytes_written;	/* bytes of those events, with framing */
+	__u64 bytes_written;	/* every byte written into chunks: events, chunk headers */
 	__u64 chunks_sealed;
 	__u64 chunks_read;	/* handed back with PUT_CHUNK */
 	__u64 chunks_overwritten;	/* RING_BUFFER: sealed, never read */
