@@ -601,6 +601,16 @@ static int prepare(struct pbt_nl *nl, const struct start_opts *o,
 	return ret;
 }
 
+static bool has_syscall_filter(const struct pbt_session_spec *spec)
+{
+	size_t i;
+
+	for (i = 0; i < spec->nr_buffers; i++)
+		if (spec->buffers[i].nr_syscalls)
+			return true;
+	return false;
+}
+
 static int create_and_start(struct pbt_nl *nl, struct session *s)
 {
 	int ret = pbt_nl_new_session(nl, &s->spec, &s->id);
@@ -609,6 +619,12 @@ static int create_and_start(struct pbt_nl *nl, struct session *s)
 		errf("session name '%s' is already in use: pick another -n, or 'tracectl stop -n %s'",
 		     s->name, s->name);
 		return EXIT_NAME_IN_USE;
+	}
+	if (ret == -EINVAL && has_syscall_filter(&s->spec) &&
+	    strstr(pbt_nl_error(nl), "Unsupported attribute")) {
+		errf("creating the session: %s", pbt_nl_error(nl));
+		errf("this pbtrace.ko predates syscall filters (syscall_events): load a newer module, or list raw_syscalls/sys_enter in ftrace_events to record every syscall");
+		return EXIT_FAIL;
 	}
 	if (ret)
 		return nl_fail(nl, ret, "creating the session");
