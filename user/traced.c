@@ -153,14 +153,19 @@ static void set_error(struct session *s, const char *err)
 	s->error[n] = '\0';
 }
 
-static void fail_session(struct session *s, const char *err)
+static void fail_with(struct session *s, const char *err, const char *what)
 {
 	if (s->failed)
 		return;
 	s->failed = 1;
 	set_error(s, err);
-	logmsg(LOG_ERR, "session %u (%s): %s; ending the session (the file keeps the whole records written before)",
-	       s->id, s->name, err);
+	logmsg(LOG_ERR, "session %u (%s): %s; ending the session%s", s->id,
+	       s->name, err, what);
+}
+
+static void fail_session(struct session *s, const char *err)
+{
+	fail_with(s, err, "");
 }
 
 /* Write one record; a record that does not fit the file limit (keeping
@@ -183,7 +188,7 @@ static int emit_bytes(struct session *s, const void *p, size_t len,
 	}
 	ret = pbt_writer_write(&s->w, p, len, err, sizeof(err));
 	if (ret < 0 && ret != -EFBIG)
-		fail_session(s, err);
+		fail_with(s, err, " (the file keeps the whole records written before: a valid trace)");
 	return ret;
 }
 
