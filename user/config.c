@@ -1036,6 +1036,36 @@ static void buffer_size(struct pbt_config *c, const buffer_config *bc,
 		   cfg_buf, *size_kb, per_cpu, cpus, bc->size_kb);
 }
 
+/* nr_cpu_ids, as the kernel splits a buffer: the last possible CPU + 1. */
+long pbt_kernel_cpus(const char *possible)
+{
+	char buf[256], *p, *end;
+	long last = -1, v;
+	FILE *f;
+
+	if (!possible) {
+		f = fopen("/sys/devices/system/cpu/possible", "re");
+		if (!f || !fgets(buf, sizeof(buf), f)) {
+			if (f)
+				fclose(f);
+			return sysconf(_SC_NPROCESSORS_CONF);
+		}
+		fclose(f);
+		possible = buf;
+	}
+	/* "0-3", "0,2-5", "0": the largest number is the last CPU. */
+	for (p = (char *)possible; *p; p = end) {
+		if (!isdigit((unsigned char)*p)) {	/* ',' '-' '\n' */
+			end = p + 1;
+			continue;
+		}
+		v = strtol(p, &end, 10);
+		if (v > last)
+			last = v;
+	}
+	return last >= 0 ? last + 1 : sysconf(_SC_NPROCESSORS_CONF);
+}
+
 int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		       uint32_t kbuf_to_cfg[PBTRACE_MAX_BUFFERS],
 		       unsigned int nr_cpus, char *err, size_t errlen)
@@ -1043,7 +1073,7 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 	const pbt_trace_config *tc = c->tc;
 	uint32_t which[PBTRACE_MAX_BUFFERS];
 	size_t i, n = kernel_buffers(tc, which);
-	long cpus = nr_cpus ? (long)nr_cpus : sysconf(_SC_NPROCESSORS_CONF);
+	long cpus = nr_cpus ? (long)nr_cpus : pbt_kernel_cpus(NULL);
 
 	memset(spec, 0, sizeof(*spec));
 	for (i = 0; i < c->nr_notices; i++)	/* from an earlier call */

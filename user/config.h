@@ -77,12 +77,19 @@ enum pbt_config_format pbt_config_detect(const char *name, const void *data,
  * Its size is buffers[i].size_kb, or ftrace_config.buffer_size_kb * nr_cpus
  * when that is larger (said in c->notices). kbuf_to_cfg[i] (may be NULL)
  * receives which config buffer kernel buffer i stands for. nr_cpus: CPUs
- * the buffers are split over (0: this machine's). spec points into c: keep
- * c alive while using it.
+ * the buffers are split over (0: this machine's, pbt_kernel_cpus). spec
+ * points into c: keep c alive while using it.
  */
 int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		       uint32_t kbuf_to_cfg[PBTRACE_MAX_BUFFERS],
 		       unsigned int nr_cpus, char *err, size_t errlen);
+
+/*
+ * The CPUs the kernel splits a buffer over (nr_cpu_ids: the last possible
+ * CPU + 1), from a /sys/devices/system/cpu/possible line ("0-3", "0,2-5"),
+ * or from that file when possible is NULL; sysconf's count without it.
+ */
+long pbt_kernel_cpus(const char *possible);
 
 /* tracectl's flags for the common case, as one config. */
 struct pbt_config_flags {

@@ -19,7 +19,8 @@
 #                       a file without closing trace_stats: exit 9
 #
 # Every file is decoded with Perfetto's own schema (protoc); expectations
-# come from the guest (getconf, python's os.getppid count), not from pbtrace.
+# come from the guest (its possible CPUs and headers, python's getppid
+# calls), not from pbtrace.
 # Needs user/build/{traced,tracectl}; CONFIG_FIELDS_ONLY="size drain ..."
 # runs some of: size drain snapshot syscalls errors.
 
@@ -86,7 +87,8 @@ light() { timeout "$1" bash -c 'while :; do sleep 0.05; done' & }
 # --- buffer_size_kb --------------------------------------------------------
 test_size() {
 	local c=$W/size.pbtx f=$W/size.pftrace cpus want got bs
-	cpus=$(getconf _NPROCESSORS_CONF)
+	# The kernel splits a buffer over its possible CPUs (0-N: N + 1).
+	cpus=$(awk -F'[-,]' '{print $NF + 1}' /sys/devices/system/cpu/possible)
 	want=$((1024 * cpus))
 	[ "$want" -lt 256 ] && want=256
 	cfg "$c" 'buffers { size_kb: 256 }' \

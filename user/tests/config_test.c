@@ -534,6 +534,16 @@ static void test_buffer_size(void)
 	pbt_config_free(&c);
 }
 
+static void test_kernel_cpus(void)
+{
+	tap(pbt_kernel_cpus("0-3\n") == 4 && pbt_kernel_cpus("0\n") == 1 &&
+	    pbt_kernel_cpus("0,2-5") == 6 && pbt_kernel_cpus("0-1,7") == 8 &&
+	    pbt_kernel_cpus("") == sysconf(_SC_NPROCESSORS_CONF) &&
+	    pbt_kernel_cpus(NULL) >= 1,
+	    "CPUs a buffer is split over: the last possible CPU + 1 (%ld here)",
+	    pbt_kernel_cpus(NULL));
+}
+
 static void test_drain_and_snapshot(void)
 {
 	struct pbt_config c;
@@ -851,6 +861,7 @@ int main(void)
 	test_syscalls();
 	test_buffer_size();
 	test_drain_and_snapshot();
+	test_kernel_cpus();
 	test_flags();
 	test_detect_and_io();
 	test_machines();
