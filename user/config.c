@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "syscalls.h"
 #include "textpb.h"
 
 /* A text config this large is certainly a mistake (wrong file). */
@@ -64,6 +65,29 @@ static void add_warning(struct pbt_config *c, const char *fmt, ...)
 	}
 	c->warnings = w;
 	w[c->nr_warnings++] = s;
+}
+
+static void add_notice(struct pbt_config *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_notice(struct pbt_config *c, const char *fmt, ...)
+{
+	char **w, *s = NULL;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return;
+	w = realloc(c->notices, (c->nr_notices + 1) * sizeof(*w));
+	if (!w) {
+		free(s);
+		return;
+	}
+	c->notices = w;
+	w[c->nr_notices++] = s;
 }
 
 /* "file:line:col: " when the text said where m.field[index] was set,
@@ -306,22 +330,30 @@ static int check_ftrace(const struct check *k, size_t ds, const ftrace_config *f
 		return fail(k, fc, "tids_to_trace", PBTRACE_MAX_PIDS, -EINVAL,
 			    "data_sources[%zu] has %zu tids_to_trace: pbtrace can filter at most %d threads per buffer",
 			    ds, fc->n_tids_to_trace, PBTRACE_MAX_PIDS);
-	if (fc->n_syscall_events)
-		warn(k, fc, "syscall_events", 0,
-		     "data_sources[%zu] syscall_events: pbtrace records every syscall (raw_syscalls/sys_enter and sys_exit), not only the %zu listed",
-		     ds, fc->n_syscall_events);
+	for (i = 0; i < fc->n_syscall_events; i++) {
+		const char *e = fc->syscall_events[i];
+
+		if (pbt_syscall_nr(e) < 0)
+			return fail(k, fc, "syscall_events", i, -EINVAL,
+				    "data_sources[%zu] syscall_events[%zu] \"%s\" is not a syscall of this machine's ABI: name it as Perfetto does, e.g. \"sys_openat\" (or \"openat\"), as in <asm/unistd.h>",
+				    ds, i, e);
+	}
 	if (fc->n_atrace_categories || fc->n_atrace_apps)
 		warn(k, fc, fc->n_atrace_categories ? "atrace_categories" : "atrace_apps", 0,
 		     "data_sources[%zu] atrace_categories/atrace_apps: Android atrace is not implemented by pbtrace; ignored",
 		     ds);
-	if (fc->has_buffer_size_kb)
-		warn(k, fc, "buffer_size_kb", 0,
-		     "data_sources[%zu] ftrace_config.buffer_size_kb is not implemented by pbtrace (its kernel buffers are sized by buffers[].size_kb); ignored",
-		     ds);
-	if (fc->has_drain_period_ms)
+	if (fc->has_buffer_size_kb && fc->buffer_size_kb > PBT_BUFFER_MAX_KB)
+		return fail(k, fc, "buffer_size_kb", 0, -EINVAL,
+			    "data_sources[%zu] ftrace_config.buffer_size_kb %u (per CPU) is above pbtrace's %d KB per buffer: ask for less",
+			    ds, fc->buffer_size_kb, PBT_BUFFER_MAX_KB);
+	if (fc->drain_period_ms && !k->c->tc->write_into_file)
 		warn(k, fc, "drain_period_ms", 0,
-		     "data_sources[%zu] ftrace_config.drain_period_ms is not implemented by pbtrace (traced takes chunks as soon as they are sealed; flush_period_ms seals partial ones); ignored",
+		     "data_sources[%zu] ftrace_config.drain_period_ms only applies with write_into_file: true (without it the kernel buffer is the trace buffer until the session stops); ignored",
 		     ds);
+	else if (fc->drain_period_ms && fc->drain_period_ms < PBT_DRAIN_PERIOD_MIN_MS)
+		warn(k, fc, "drain_period_ms", 0,
+		     "data_sources[%zu] ftrace_config.drain_period_ms %u is below pbtrace's minimum: traced drains every %d ms",
+		     ds, fc->drain_period_ms, PBT_DRAIN_PERIOD_MIN_MS);
 	if (!fc->n_ftrace_events && !fc->n_syscall_events)
 		warn(k, fc, NULL, 0,
 		     "data_sources[%zu] linux.ftrace has no ftrace_events or syscall_events pbtrace can record; it records nothing",
@@ -559,6 +591,13 @@ static int check_file_options(const struct check *k)
 	if (tc->output_path && !tc->output_path[0])
 		return fail(k, tc, "output_path", 0, -EINVAL,
 			    "output_path is empty: give a file name or leave it out");
+	if (tc->builtin_data_sources &&
+	    tc->builtin_data_sources->snapshot_interval_ms &&
+	    tc->builtin_data_sources->snapshot_interval_ms < PBT_SNAPSHOT_INTERVAL_MIN_MS)
+		warn(k, tc->builtin_data_sources, "snapshot_interval_ms", 0,
+		     "builtin_data_sources.snapshot_interval_ms %u is below pbtrace's minimum: traced writes a clock_snapshot every %d ms",
+		     tc->builtin_data_sources->snapshot_interval_ms,
+		     PBT_SNAPSHOT_INTERVAL_MIN_MS);
 	return 0;
 }
 
@@ -737,6 +776,9 @@ void pbt_config_free(struct pbt_config *c)
 	for (i = 0; i < c->nr_warnings; i++)
 		free(c->warnings[i]);
 	free(c->warnings);
+	for (i = 0; i < c->nr_notices; i++)
+		free(c->notices[i]);
+	free(c->notices);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -752,6 +794,48 @@ static int add_event(struct pbt_buffer_spec *b, const char *e)
 	if (b->nr_events >= PBT_MAX_EVENTS)
 		return -1;
 	b->events[b->nr_events++] = e;
+	return 0;
+}
+
+static int add_syscall(struct pbt_buffer_spec *b, uint32_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr_syscalls; i++)
+		if (b->syscalls[i] == nr)
+			return 0;
+	if (b->nr_syscalls >= PBTRACE_MAX_SYSCALLS)
+		return -1;
+	b->syscalls[b->nr_syscalls++] = nr;
+	return 0;
+}
+
+/* The source asks for raw_syscalls events by name, i.e. for every syscall
+ * (Perfetto: syscall_events narrows them when both are given). */
+static bool wants_all_syscalls(const ftrace_config *fc)
+{
+	size_t i;
+
+	if (fc->n_syscall_events)
+		return false;
+	for (i = 0; i < fc->n_ftrace_events; i++)
+		if (!strncmp(fc->ftrace_events[i], "raw_syscalls/", 13))
+			return true;
+	return false;
+}
+
+static int add_syscalls(struct pbt_buffer_spec *b, const ftrace_config *fc)
+{
+	size_t i;
+	int nr;
+
+	for (i = 0; i < fc->n_syscall_events; i++) {
+		nr = pbt_syscall_nr(fc->syscall_events[i]);
+		if (nr < 0)	/* checked when loaded */
+			continue;
+		if (add_syscall(b, (uint32_t)nr))
+			return -1;
+	}
 	return 0;
 }
 
@@ -775,7 +859,7 @@ static int fill_buffer(struct pbt_config *c, struct pbt_buffer_spec *b,
 		       uint32_t cfg_buf, char *err, size_t errlen)
 {
 	const pbt_trace_config *tc = c->tc;
-	bool all_threads = false;
+	bool all_threads = false, all_syscalls = false;
 	size_t i, j;
 
 	for (i = 0; i < tc->n_data_sources; i++) {
@@ -796,6 +880,13 @@ static int fill_buffer(struct pbt_config *c, struct pbt_buffer_spec *b,
 				 cfg_buf, PBT_MAX_EVENTS, PBT_MAX_EVENTS);
 			return -EINVAL;
 		}
+		if (add_syscalls(b, fc)) {
+			snprintf(err, errlen, "buffers[%u]: more than %d distinct syscall_events: pbtrace filters at most %d syscalls per buffer; leave syscall_events out and list raw_syscalls/sys_enter in ftrace_events to record every syscall",
+				 cfg_buf, PBTRACE_MAX_SYSCALLS, PBTRACE_MAX_SYSCALLS);
+			return -EINVAL;
+		}
+		if (wants_all_syscalls(fc))
+			all_syscalls = true;
 		if (!fc->n_tids_to_trace)
 			all_threads = true;
 		for (j = 0; j < fc->n_tids_to_trace; j++) {
@@ -810,6 +901,11 @@ static int fill_buffer(struct pbt_config *c, struct pbt_buffer_spec *b,
 		add_warning(c, "buffers[%u]: tids_to_trace does not narrow this buffer, because another linux.ftrace source writes every thread into it",
 			    cfg_buf);
 		b->nr_pids = 0;
+	}
+	if (all_syscalls && b->nr_syscalls) {
+		add_warning(c, "buffers[%u]: syscall_events does not narrow this buffer, because another linux.ftrace source lists raw_syscalls events without syscall_events (every syscall) for it",
+			    cfg_buf);
+		b->nr_syscalls = 0;
 	}
 	return 0;
 }
@@ -898,6 +994,78 @@ static int fill_machines(struct pbt_config *c, struct pbt_buffer_spec *b,
 	return 0;
 }
 
+/*
+ * The kernel buffer of config buffer cfg_buf: Perfetto's buffer_size_kb
+ * sizes the per-CPU kernel buffer its ftrace events wait in; in pbtrace
+ * that kernel buffer is the trace buffer itself, so it gets at least
+ * buffer_size_kb per CPU (the largest its sources ask for): the larger of
+ * buffers[].size_kb and buffer_size_kb * CPUs, said in a notice when
+ * that grows it.
+ */
+static void buffer_size(struct pbt_config *c, const buffer_config *bc,
+		       uint32_t cfg_buf, unsigned long cpus, uint32_t *size_kb)
+{
+	const pbt_trace_config *tc = c->tc;
+	uint32_t per_cpu = 0;
+	uint64_t want;
+	size_t i;
+
+	*size_kb = bc->size_kb;
+	for (i = 0; i < tc->n_data_sources; i++) {
+		const ds_config *dc = tc->data_sources[i]->config;
+
+		if (is_ftrace_source(dc, cfg_buf) &&
+		    dc->ftrace_config->buffer_size_kb > per_cpu)
+			per_cpu = dc->ftrace_config->buffer_size_kb;
+	}
+	want = (uint64_t)per_cpu * cpus;
+	if (want <= bc->size_kb)
+		return;
+	if (want > PBT_BUFFER_MAX_KB) {
+		/* Perfetto would take it (its kernel buffers are separate);
+		 * the kernel refuses more than this for one buffer. */
+		*size_kb = bc->size_kb > PBT_BUFFER_MAX_KB ? bc->size_kb :
+							    PBT_BUFFER_MAX_KB;
+		add_notice(c, "buffers[%u]: %u KB, pbtrace's largest buffer, instead of ftrace_config.buffer_size_kb %u per CPU x %lu CPUs = %llu KB: in pbtrace the kernel buffer is the trace buffer",
+			   cfg_buf, *size_kb, per_cpu, cpus,
+			   (unsigned long long)want);
+		return;
+	}
+	*size_kb = (uint32_t)want;
+	add_notice(c, "buffers[%u]: %u KB (ftrace_config.buffer_size_kb %u per CPU x %lu CPUs) instead of size_kb %u: in pbtrace the kernel buffer is the trace buffer",
+		   cfg_buf, *size_kb, per_cpu, cpus, bc->size_kb);
+}
+
+/* nr_cpu_ids, as the kernel splits a buffer: the last possible CPU + 1. */
+long pbt_kernel_cpus(const char *possible)
+{
+	char buf[256], *p, *end;
+	long last = -1, v;
+	FILE *f;
+
+	if (!possible) {
+		f = fopen("/sys/devices/system/cpu/possible", "re");
+		if (!f || !fgets(buf, sizeof(buf), f)) {
+			if (f)
+				fclose(f);
+			return sysconf(_SC_NPROCESSORS_CONF);
+		}
+		fclose(f);
+		possible = buf;
+	}
+	/* "0-3", "0,2-5", "0": the largest number is the last CPU. */
+	for (p = (char *)possible; *p; p = end) {
+		if (!isdigit((unsigned char)*p)) {	/* ',' '-' '\n' */
+			end = p + 1;
+			continue;
+		}
+		v = strtol(p, &end, 10);
+		if (v > last)
+			last = v;
+	}
+	return last >= 0 ? last + 1 : sysconf(_SC_NPROCESSORS_CONF);
+}
+
 int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		       uint32_t kbuf_to_cfg[PBTRACE_MAX_BUFFERS],
 		       unsigned int nr_cpus, char *err, size_t errlen)
@@ -905,9 +1073,14 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 	const pbt_trace_config *tc = c->tc;
 	uint32_t which[PBTRACE_MAX_BUFFERS];
 	size_t i, n = kernel_buffers(tc, which);
-	long cpus = nr_cpus ? (long)nr_cpus : sysconf(_SC_NPROCESSORS_CONF);
+	long cpus = nr_cpus ? (long)nr_cpus : pbt_kernel_cpus(NULL);
 
 	memset(spec, 0, sizeof(*spec));
+	for (i = 0; i < c->nr_notices; i++)	/* from an earlier call */
+		free(c->notices[i]);
+	free(c->notices);
+	c->notices = NULL;
+	c->nr_notices = 0;
 	if (!n || n > PBTRACE_MAX_BUFFERS) {
 		snprintf(err, errlen, "config has %zu kernel buffers: pbtrace needs 1 to %d (was it checked by pbt_config_load?)",
 			 n, PBTRACE_MAX_BUFFERS);
@@ -921,14 +1094,14 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		unsigned long need = 2UL * PBT_CHUNK_KB * (unsigned long)cpus;
 		int r;
 
+		buffer_size(c, bc, which[i], (unsigned long)cpus, &b->size_kb);
 		/* The kernel splits size_kb over the CPUs and each CPU needs
 		 * a chunk to write while another waits to be read. */
-		if (bc->size_kb < need) {
+		if (b->size_kb < need) {
 			snprintf(err, errlen, "buffers[%u].size_kb %u is too small for %ld CPUs: pbtrace needs 2 chunks of %d KB per CPU; use size_kb: %lu or more",
-				 which[i], bc->size_kb, cpus, PBT_CHUNK_KB, need);
+				 which[i], b->size_kb, cpus, PBT_CHUNK_KB, need);
 			return -EINVAL;
 		}
-		b->size_kb = bc->size_kb;
 		b->fill_policy = (uint32_t)bc->fill_policy;
 		r = fill_buffer(c, b, which[i], err, errlen);
 		if (!r)

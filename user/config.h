@@ -23,7 +23,11 @@ typedef Perfetto__Protos__TraceConfig pbt_trace_config;
 
 #define PBT_FILE_WRITE_PERIOD_DEFAULT_MS 5000	/* Perfetto's default */
 #define PBT_FILE_WRITE_PERIOD_MIN_MS 100	/* Perfetto's minimum */
+#define PBT_DRAIN_PERIOD_MIN_MS 10	/* ftrace_config.drain_period_ms */
+#define PBT_SNAPSHOT_INTERVAL_MIN_MS 100	/* builtin_data_sources.snapshot_interval_ms */
+#define PBT_SNAPSHOT_INTERVAL_DEFAULT_MS 10000	/* Perfetto's default */
 #define PBT_BUFFER_MIN_KB 64
+#define PBT_BUFFER_MAX_KB (1024 * 1024)	/* the kernel's limit per buffer */
 #define PBT_CHUNK_KB 16		/* kernel default chunk size */
 
 enum pbt_config_format {
@@ -39,6 +43,10 @@ struct pbt_config {
 	enum pbt_config_format format;	/* what the input turned out to be */
 	char **warnings;		/* "file:line:col: text", one per line */
 	size_t nr_warnings;
+	/* What pbt_config_to_spec did that the config does not spell out
+	 * (a buffer grown for ftrace_config.buffer_size_kb), one per line. */
+	char **notices;
+	size_t nr_notices;
 	char name[PBTRACE_NAME_MAX];	/* session name, set by to_spec */
 };
 
@@ -64,14 +72,24 @@ enum pbt_config_format pbt_config_detect(const char *name, const void *data,
 /*
  * Fills spec from a loaded config: one kernel buffer per config buffer an
  * enabled linux.ftrace data source targets, with the union of their
- * events (syscall_events adds raw_syscalls/sys_enter and sys_exit) and
- * tids_to_trace. kbuf_to_cfg[i] (may be NULL) receives which config buffer
- * kernel buffer i stands for. nr_cpus: CPUs the buffers are split over
- * (0: this machine's). spec points into c: keep c alive while using it.
+ * events (syscall_events adds raw_syscalls/sys_enter and sys_exit and
+ * their numbers become the buffer's syscall filter) and tids_to_trace.
+ * Its size is buffers[i].size_kb, or ftrace_config.buffer_size_kb * nr_cpus
+ * when that is larger (said in c->notices). kbuf_to_cfg[i] (may be NULL)
+ * receives which config buffer kernel buffer i stands for. nr_cpus: CPUs
+ * the buffers are split over (0: this machine's, pbt_kernel_cpus). spec
+ * points into c: keep c alive while using it.
  */
 int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		       uint32_t kbuf_to_cfg[PBTRACE_MAX_BUFFERS],
 		       unsigned int nr_cpus, char *err, size_t errlen);
+
+/*
+ * The CPUs the kernel splits a buffer over (nr_cpu_ids: the last possible
+ * CPU + 1), from a /sys/devices/system/cpu/possible line ("0-3", "0,2-5"),
+ * or from that file when possible is NULL; sysconf's count without it.
+ */
+long pbt_kernel_cpus(const char *possible);
 
 /* tracectl's flags for the common case, as one config. */
 struct pbt_config_flags {

@@ -321,6 +321,15 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 				return -EMSGSIZE;
 		nla_nest_end(msg, list);
 	}
+	if (b->nr_syscalls) {
+		list = nest_start(msg, PBTRACE_A_BUFFER_SYSCALLS);
+		if (!list)
+			return -EMSGSIZE;
+		for (i = 0; i < b->nr_syscalls && i < PBTRACE_MAX_SYSCALLS; i++)
+			if (nla_put_u32(msg, PBTRACE_A_SYSCALL_NR, b->syscalls[i]))
+				return -EMSGSIZE;
+		nla_nest_end(msg, list);
+	}
 	nla_nest_end(msg, buf);
 	return 0;
 }
@@ -388,6 +397,30 @@ int pbt_nl_session_cmd(struct pbt_nl *nl, int cmd, uint32_t id)
 		return -ENOMEM;
 	}
 	return run(nl, msg, NULL, NULL);
+}
+
+int pbt_nl_destroy_session(struct pbt_nl *nl, uint32_t id, const char *error)
+{
+	char cut[PBTRACE_ERROR_MAX];
+	struct nl_msg *msg;
+	int ret;
+
+	if (!error || !*error)
+		return pbt_nl_session_cmd(nl, PBTRACE_CMD_DESTROY_SESSION, id);
+	snprintf(cut, sizeof(cut), "%s", error);
+	msg = new_msg(nl, PBTRACE_CMD_DESTROY_SESSION, 0, 0);
+	if (!msg || nla_put_u32(msg, PBTRACE_A_SESSION_ID, id) ||
+	    nla_put_string(msg, PBTRACE_A_SESSION_ERROR, cut)) {
+		nlmsg_free(msg);
+		set_err(nl, "out of memory");
+		return -ENOMEM;
+	}
+	ret = run(nl, msg, NULL, NULL);
+	if (ret != -EINVAL)
+		return ret;
+	/* An older module's strict policy refuses the unknown attribute. */
+	ret = pbt_nl_session_cmd(nl, PBTRACE_CMD_DESTROY_SESSION, id);
+	return ret ? ret : 1;
 }
 
 static char *memdup_str(const struct nlattr *a)
@@ -475,6 +508,18 @@ static uint32_t get_u32(struct nlattr *a)
 	return a && nla_len(a) >= 4 ? nla_get_u32(a) : 0;
 }
 
+static void parse_buffer_syscalls(struct nlattr *nest,
+				  struct pbt_buffer_info *b)
+{
+	struct nlattr *a;
+	int rem;
+
+	nla_for_each_nested(a, nest, rem)
+		if (nla_type(a) == PBTRACE_A_SYSCALL_NR && nla_len(a) >= 4 &&
+		    b->nr_syscalls < PBTRACE_MAX_SYSCALLS)
+			b->syscalls[b->nr_syscalls++] = nla_get_u32(a);
+}
+
 static uint64_t get_u64(struct nlattr *a)
 {
 	return a && nla_len(a) >= 8 ? nla_get_u64(a) : 0;
@@ -498,6 +543,8 @@ static int parse_buffer(struct nlattr *nest, struct pbt_buffer_info *b)
 		ret = parse_buffer_cpus(tb[PBTRACE_A_BUFFER_CPUS], b);
 	if (tb[PBTRACE_A_BUFFER_MACHINES])
 		parse_buffer_machines(tb[PBTRACE_A_BUFFER_MACHINES], b);
+	if (tb[PBTRACE_A_BUFFER_SYSCALLS])
+		parse_buffer_syscalls(tb[PBTRACE_A_BUFFER_SYSCALLS], b);
 	return ret;
 }
 
@@ -818,7 +865,7 @@ int pbt_nl_notify_fd(struct pbt_nl *nl)
 	return nl->notify ? nl_socket_get_fd(nl->notify) : -1;
 }
 
-static int fill_notify(struct nlmsghdr *nlh, struct pbt_notify *n)
+int pbt_nl_parse_notify(struct nlmsghdr *nlh, struct pbt_notify *n)
 {
 	struct nlattr *tb[PBTRACE_A_MAX + 1];
 	struct genlmsghdr *g;
@@ -833,6 +880,9 @@ static int fill_notify(struct nlmsghdr *nlh, struct pbt_notify *n)
 	if (tb[PBTRACE_A_TRIGGER_NAME])
 		nla_strlcpy(n->trigger, tb[PBTRACE_A_TRIGGER_NAME],
 			    sizeof(n->trigger));
+	if (tb[PBTRACE_A_SESSION_ERROR])
+		nla_strlcpy(n->error, tb[PBTRACE_A_SESSION_ERROR],
+			    sizeof(n->error));
 	return 1;
 }
 
@@ -849,7 +899,7 @@ static int next_buffered(struct pbt_nl *nl, struct pbt_notify *n)
 		}
 		nl->noff += NLMSG_ALIGN(nlh->nlmsg_len);
 		if (nlh->nlmsg_type == (uint16_t)nl->family &&
-		    fill_notify(nlh, n))
+		    pbt_nl_parse_notify(nlh, n))
 			return 1;
 	}
 	return 0;

@@ -46,6 +46,10 @@ struct pbt_buffer_spec {
 	 * (and the attribute is not sent, so an older module still works). */
 	const char *machines[PBTRACE_MAX_MACHINE_NAMES];
 	size_t nr_machines;
+	/* PBTRACE_A_BUFFER_SYSCALLS: raw_syscalls events only for these
+	 * syscall numbers. None: every syscall (the attribute is not sent). */
+	uint32_t syscalls[PBTRACE_MAX_SYSCALLS];
+	size_t nr_syscalls;
 };
 
 struct pbt_session_spec {
@@ -62,6 +66,14 @@ int pbt_nl_new_session(struct pbt_nl *nl, const struct pbt_session_spec *s,
 /* cmd: PBTRACE_CMD_START_SESSION, _STOP_SESSION, _FLUSH_SESSION,
  * _DESTROY_SESSION. */
 int pbt_nl_session_cmd(struct pbt_nl *nl, int cmd, uint32_t id);
+/*
+ * DESTROY_SESSION with PBTRACE_A_SESSION_ERROR: why traced ended the
+ * session early (cut to PBTRACE_ERROR_MAX - 1 bytes). A module that does
+ * not know the attribute refuses it (strict policy, -EINVAL): then the
+ * session is destroyed without it and 1 is returned, so the caller can say
+ * the error did not reach tracectl. error NULL or "": a plain DESTROY.
+ */
+int pbt_nl_destroy_session(struct pbt_nl *nl, uint32_t id, const char *error);
 
 struct pbt_buffer_info {
 	uint32_t size_kb, chunk_kb, fill_policy;
@@ -73,6 +85,8 @@ struct pbt_buffer_info {
 	struct pbtrace_cpu_stats *cpus;	/* malloc'd, nr_cpus entries */
 	size_t nr_machines;		/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
+	size_t nr_syscalls;		/* 0: every syscall */
+	uint32_t syscalls[PBTRACE_MAX_SYSCALLS];
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */
@@ -126,6 +140,9 @@ struct pbt_notify {
 	int cmd;			/* PBTRACE_CMD_* that happened */
 	uint32_t session_id;		/* 0 for TRIGGER and DAEMON_GONE */
 	char trigger[PBTRACE_NAME_MAX];	/* TRIGGER only */
+	/* DESTROY only: PBTRACE_A_SESSION_ERROR, why traced ended the session
+	 * early; "" when it ended normally. */
+	char error[PBTRACE_ERROR_MAX];
 };
 
 /* 1: *n filled, 0: nothing pending (non-blocking), -errno. -ENOBUFS means
@@ -145,5 +162,8 @@ struct nl_msg;
 struct nlmsghdr;
 int pbt_nl_put_session(struct nl_msg *msg, const struct pbt_session_spec *s);
 int pbt_nl_parse_session(struct nlmsghdr *nlh, struct pbt_session_info *out);
+/* A notification (a whole generic netlink message) into *n: 1, or 0 when
+ * it is not one. */
+int pbt_nl_parse_notify(struct nlmsghdr *nlh, struct pbt_notify *n);
 
 #endif /* PBT_GENL_H */

@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "genl.h"
+#include "syscalls.h"
 #include "trace.pb-c.h"
 
 enum {
@@ -41,6 +42,8 @@ enum {
 	EXIT_BAD_CONFIG = 6,
 	EXIT_BAD_OUTPUT = 7,
 	EXIT_NAME_IN_USE = 8,
+	EXIT_INCOMPLETE = 9,	/* traced ended the session early, or the
+				 * file lacks its closing trace_stats */
 	EXIT_INTERRUPTED = 130,
 };
 
@@ -102,6 +105,9 @@ static void usage(FILE *f)
 "  6  config error, reported as FILE:LINE:COL\n"
 "  7  output path not writable: pick another -o\n"
 "  8  session name already in use: pick another -n or stop that one\n"
+"  9  record, stop --wait: traced ended the session early (e.g. disk\n"
+"     full) or the file lacks its closing trace_stats; the message says\n"
+"     why and what the file holds\n"
 "  130 interrupted while waiting\n", f);
 }
 
@@ -455,6 +461,7 @@ struct session {
 	uint32_t id;
 	long long duration_ms;		/* 0: until stopped */
 	bool wait_trigger;		/* START_TRACING: traced starts it */
+	char error[PBTRACE_ERROR_MAX];	/* traced ended it early: why */
 };
 
 static int load_config(const struct start_opts *o, const struct event_list *l,
@@ -496,6 +503,8 @@ static int load_config(const struct start_opts *o, const struct event_list *l,
 		errf("%s", err);
 		return EXIT_BAD_CONFIG;
 	}
+	for (size_t i = 0; i < s->cfg.nr_notices; i++)
+		fprintf(stderr, "tracectl: note: %s\n", s->cfg.notices[i]);
 	return EXIT_OK;
 }
 
@@ -592,6 +601,16 @@ static int prepare(struct pbt_nl *nl, const struct start_opts *o,
 	return ret;
 }
 
+static bool has_syscall_filter(const struct pbt_session_spec *spec)
+{
+	size_t i;
+
+	for (i = 0; i < spec->nr_buffers; i++)
+		if (spec->buffers[i].nr_syscalls)
+			return true;
+	return false;
+}
+
 static int create_and_start(struct pbt_nl *nl, struct session *s)
 {
 	int ret = pbt_nl_new_session(nl, &s->spec, &s->id);
@@ -600,6 +619,12 @@ static int create_and_start(struct pbt_nl *nl, struct session *s)
 		errf("session name '%s' is already in use: pick another -n, or 'tracectl stop -n %s'",
 		     s->name, s->name);
 		return EXIT_NAME_IN_USE;
+	}
+	if (ret == -EINVAL && has_syscall_filter(&s->spec) &&
+	    strstr(pbt_nl_error(nl), "Unsupported attribute")) {
+		errf("creating the session: %s", pbt_nl_error(nl));
+		errf("this pbtrace.ko predates syscall filters (syscall_events): load a newer module, or list raw_syscalls/sys_enter in ftrace_events to record every syscall");
+		return EXIT_FAIL;
 	}
 	if (ret)
 		return nl_fail(nl, ret, "creating the session");
@@ -680,6 +705,10 @@ static int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
 
 /* ---- waiting for traced to finish a file ---- */
 
+struct summary;
+static int check_finished(uint32_t id, const char *path, const char *error,
+			  struct summary *s);
+
 struct progress {
 	uint64_t events, lost, bytes;
 	bool gone;		/* session destroyed */
@@ -723,17 +752,21 @@ static int poll_session(struct pbt_nl *nl, uint32_t id, const char *output,
 }
 
 /*
- * Reads notifications: returns 1 when session id was destroyed, -1 when
- * traced went away, 0 otherwise.
+ * Reads notifications: returns 1 when session id was destroyed (with
+ * traced's reason in error when it ended the session early, else ""), -1
+ * when traced went away, 0 otherwise.
  */
-static int drain_notifications(struct pbt_nl *nl, uint32_t id)
+static int drain_notifications(struct pbt_nl *nl, uint32_t id, char *error,
+			       size_t errlen)
 {
 	struct pbt_notify n;
 	int ret;
 
 	while ((ret = pbt_nl_next_notify(nl, &n)) > 0) {
-		if (n.cmd == PBTRACE_CMD_DESTROY_SESSION && n.session_id == id)
+		if (n.cmd == PBTRACE_CMD_DESTROY_SESSION && n.session_id == id) {
+			snprintf(error, errlen, "%s", n.error);
 			return 1;
+		}
 		if (n.cmd == PBTRACE_CMD_DAEMON_GONE)
 			return -1;
 	}
@@ -765,8 +798,10 @@ static void print_progress(const struct progress *p, uint64_t elapsed_ms,
 		fputc('\n', stderr);
 }
 
-/* Waits for the DESTROY of id: traced has finished the file. */
-static int wait_file_done(struct pbt_nl *nl, uint32_t id, const char *output)
+/* Waits for the DESTROY of id: traced has finished the file; error gets
+ * what traced said if it ended the session early. */
+static int wait_file_done(struct pbt_nl *nl, uint32_t id, const char *output,
+			  char *error, size_t errlen)
 {
 	struct pollfd pfd = { .fd = pbt_nl_notify_fd(nl), .events = POLLIN };
 	struct progress p = { 0 };
@@ -778,9 +813,15 @@ static int wait_file_done(struct pbt_nl *nl, uint32_t id, const char *output)
 			errf("interrupted: the session stays stopped; traced still finishes the file");
 			return EXIT_INTERRUPTED;
 		}
-		r = drain_notifications(nl, id);
-		if (r > 0 || (!poll_session(nl, id, NULL, &p) && p.gone))
+		r = drain_notifications(nl, id, error, errlen);
+		if (r > 0)
 			return EXIT_OK;
+		if (!poll_session(nl, id, NULL, &p) && p.gone) {
+			/* The kernel queued the DESTROY notification before
+			 * GET_SESSION could miss the session: read it now. */
+			drain_notifications(nl, id, error, errlen);
+			return EXIT_OK;
+		}
 		if (r < 0 || (!pbt_nl_daemon_pid(nl, &pid) && !pid)) {
 			errf("traced is not running, so the file is not finished: the data stays in the kernel until traced restarts and writes %s",
 			     output ? output : "the file");
@@ -811,11 +852,12 @@ static int cmd_stop(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *name = NULL;
-	char found[PBTRACE_NAME_MAX];
+	char found[PBTRACE_NAME_MAX], error[PBTRACE_ERROR_MAX] = "";
 	struct pbt_session_info si;
+	char *output = NULL;
 	bool wait = false;
 	struct pbt_nl *nl;
-	uint32_t id, pid = 0;
+	uint32_t id = 0, pid = 0;
 	int c, ret;
 
 	optind = 1;
@@ -837,6 +879,12 @@ static int cmd_stop(int argc, char **argv)
 	ret = find_session(nl, name, &id, found, sizeof(found));
 	if (!ret && wait && pbt_nl_subscribe(nl))
 		ret = nl_fail(nl, -EIO, "subscribing to notifications");
+	/* Where the file is, to check it once traced is done. */
+	if (!ret && wait && !pbt_nl_get_session(nl, id, &si)) {
+		output = si.output;
+		si.output = NULL;
+		pbt_session_info_free(&si);
+	}
 	if (!ret)
 		ret = stop_session(nl, id);
 	if (!ret && !pbt_nl_daemon_pid(nl, &pid) && !pid) {
@@ -848,10 +896,13 @@ static int cmd_stop(int argc, char **argv)
 		ret = EXIT_NO_TRACED;
 	}
 	if (!ret && wait)
-		ret = wait_file_done(nl, id, NULL);
+		ret = wait_file_done(nl, id, output, error, sizeof(error));
+	if (!ret && wait)
+		ret = check_finished(id, output, error, NULL);
 	if (!ret)
 		printf("stopped session '%s' (id %u)%s\n", found, id,
 		       wait ? "; traced finished the file" : "");
+	free(output);
 	pbt_nl_close(nl);
 	return ret;
 }
@@ -889,6 +940,26 @@ static void print_cpu(const struct pbtrace_cpu_stats *st)
 	       (unsigned long long)st->lost_nmi);
 }
 
+/* "; syscalls: openat read" (names from <asm/unistd.h>, else numbers). */
+static void print_syscalls(const struct pbt_buffer_info *bi)
+{
+	const char *name;
+	size_t i;
+
+	printf("; syscalls:");
+	for (i = 0; i < bi->nr_syscalls; i++) {
+		if (i == 8) {
+			printf(" ... (%zu)", bi->nr_syscalls);
+			return;
+		}
+		name = pbt_syscall_name(bi->syscalls[i]);
+		if (name)
+			printf(" %s", name);
+		else
+			printf(" %u", bi->syscalls[i]);
+	}
+}
+
 static void print_session(const struct pbt_session_info *si, uint64_t now)
 {
 	uint64_t end = si->stop_ns ? si->stop_ns : now;
@@ -911,6 +982,8 @@ static void print_session(const struct pbt_session_info *si, uint64_t now)
 			printf(" %s", bi->events[i]);
 		if (bi->nr_pids)
 			printf("; %zu pids", bi->nr_pids);
+		if (bi->nr_syscalls)
+			print_syscalls(bi);
 		if (bi->nr_machines) {
 			printf("; machines:");
 			for (i = 0; i < bi->nr_machines; i++)
@@ -1012,6 +1085,9 @@ struct summary {
 	char machine[64], release[64];
 	bool bad;
 	uint64_t bad_offset;
+	bool final_stats;	/* this machine's trace_stats: traced's last */
+	uint64_t size;
+	int read_err;		/* errno when the file could not be read */
 };
 
 static const char *const kind_names[] = {
@@ -1113,6 +1189,9 @@ static void add_packet(struct summary *s, const Perfetto__Protos__TracePacket *p
 		s->processes += p->process_tree->n_processes;
 		s->threads += p->process_tree->n_threads;
 	}
+	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS &&
+	    !(p->has_machine_id && p->machine_id))
+		s->final_stats = true;
 	/* This machine's: a relayed machine's system_info has its id. */
 	si = p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO &&
 	     !(p->has_machine_id && p->machine_id) ? p->system_info : NULL;
@@ -1183,33 +1262,40 @@ static void print_event_counts(const struct summary *s)
 	}
 }
 
-static int print_summary(const char *path)
+/* Reads the trace at path into s; -errno when it cannot (s->read_err). */
+static int read_trace(const char *path, struct summary *s)
 {
-	struct summary *s;
 	struct stat st;
-	char size[32];
 	void *map;
-	unsigned int i;
 	int fd;
 
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st)) {
-		errf("cannot read the trace '%s': %s", path, strerror(errno));
+		s->read_err = errno;
 		if (fd >= 0)
 			close(fd);
-		return EXIT_FAIL;
+		return -s->read_err;
 	}
-	s = calloc(1, sizeof(*s));
 	map = st.st_size ? mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 	close(fd);
-	if (!s || map == MAP_FAILED) {
-		errf("cannot map the trace '%s': %s", path, strerror(errno));
-		free(s);
-		return EXIT_FAIL;
+	if (map == MAP_FAILED) {
+		s->read_err = errno;
+		return -s->read_err;
 	}
-	if (map)
+	s->size = (uint64_t)st.st_size;
+	if (map) {
 		summarize(map, st.st_size, s);
-	fmt_bytes(size, sizeof(size), (double)st.st_size);
+		munmap(map, st.st_size);
+	}
+	return 0;
+}
+
+static void print_summary(const char *path, const struct summary *s)
+{
+	char size[32];
+	unsigned int i;
+
+	fmt_bytes(size, sizeof(size), (double)s->size);
 	printf("\n%s: %s, %llu packets\n", path, size, (unsigned long long)s->packets);
 	if (s->machine[0])
 		printf("  machine %s, kernel %s\n", s->machine, s->release);
@@ -1235,11 +1321,65 @@ static int print_summary(const char *path)
 	if (s->bad)
 		printf("  WARNING: not a valid trace from byte %llu on\n",
 		       (unsigned long long)s->bad_offset);
-	if (map)
-		munmap(map, st.st_size);
-	i = s->bad;
-	free(s);
-	return i ? EXIT_FAIL : EXIT_OK;
+	fflush(stdout);
+}
+
+/* What the file holds, for the messages of check_finished. */
+static void describe_file(char *buf, size_t n, const char *path,
+			  const struct summary *s)
+{
+	if (s->read_err)
+		snprintf(buf, n, "no trace file to read (%s: %s)", path,
+			 strerror(s->read_err));
+	else if (s->bad)
+		snprintf(buf, n, "%s is a valid trace only up to byte %llu", path,
+			 (unsigned long long)s->bad_offset);
+	else
+		snprintf(buf, n, "the file holds what was written before it (a valid trace)");
+}
+
+/*
+ * After traced destroyed session id: did it finish the file? error is
+ * what the DESTROY notification said (traced ended the session early);
+ * without one, a file with no closing trace_stats (traced's last packets)
+ * is incomplete all the same. s: the file read already, or NULL to read
+ * path here. EXIT_INCOMPLETE with a message, else EXIT_OK.
+ */
+static int check_finished(uint32_t id, const char *path, const char *error,
+			  struct summary *s)
+{
+	struct summary *own = NULL;
+	char what[PATH_MAX + 128];
+	int ret = EXIT_OK;
+
+	if (!path) {
+		if (error && error[0]) {
+			errf("traced ended session %u early: %s", id, error);
+			return EXIT_INCOMPLETE;
+		}
+		return EXIT_OK;		/* no file we know of to check */
+	}
+	if (!s) {
+		own = calloc(1, sizeof(*own));
+		if (!own) {
+			errf("out of memory");
+			return EXIT_FAIL;
+		}
+		read_trace(path, own);
+		s = own;
+	}
+	describe_file(what, sizeof(what), path, s);
+	if (error && error[0]) {
+		errf("traced ended session %u early: %s; %s", id, error, what);
+		ret = EXIT_INCOMPLETE;
+	} else if (s->read_err || !s->final_stats) {
+		errf("session %u: %s is incomplete: it has no closing trace_stats (traced did not finish it, or max_file_size_bytes left no room; traced's log says which); %s",
+		     id, path, s->read_err ? what :
+		     s->bad ? what : "what it holds is a valid trace");
+		ret = EXIT_INCOMPLETE;
+	}
+	free(own);
+	return ret;
 }
 
 /* Progress until the duration is over or Ctrl-C, then stop. */
@@ -1252,10 +1392,15 @@ static int run_until_done(struct pbt_nl *nl, struct session *s)
 
 	for (;;) {
 		elapsed = monotonic_ms() - t0;
-		r = drain_notifications(nl, s->id);
-		if (!poll_session(nl, s->id, s->output, &p) && (p.gone || r > 0)) {
+		r = drain_notifications(nl, s->id, s->error, sizeof(s->error));
+		if (r > 0 || (!poll_session(nl, s->id, s->output, &p) && p.gone)) {
+			/* traced already finished (duration, size, error); a
+			 * DESTROY is queued before GET_SESSION misses it. */
+			if (r <= 0)
+				drain_notifications(nl, s->id, s->error,
+						    sizeof(s->error));
 			fputc('\n', stderr);
-			return 1;	/* traced already finished (duration, size) */
+			return 1;
 		}
 		if (r < 0) {
 			fputc('\n', stderr);
@@ -1272,6 +1417,25 @@ static int run_until_done(struct pbt_nl *nl, struct session *s)
 	fputc('\n', stderr);
 	interrupted = 0;	/* the Ctrl-C that stopped us is used up */
 	return 0;
+}
+
+/* The summary of the file, then whether traced finished it. */
+static int summarize_and_check(struct session *ss)
+{
+	struct summary *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s) {
+		errf("out of memory");
+		return EXIT_FAIL;
+	}
+	if (!read_trace(ss->output, s))
+		print_summary(ss->output, s);
+	ret = check_finished(ss->id, ss->output, ss->error, s);
+	if (!ret && s->bad)
+		ret = EXIT_FAIL;	/* said in the summary */
+	free(s);
+	return ret;
 }
 
 static int cmd_record(int argc, char **argv)
@@ -1307,11 +1471,12 @@ static int cmd_record(int argc, char **argv)
 		ret = stop_session(nl, s.id);
 		if (!ret) {
 			fprintf(stderr, "stopped; waiting for traced to finish the file\n");
-			ret = wait_file_done(nl, s.id, s.output);
+			ret = wait_file_done(nl, s.id, s.output, s.error,
+					     sizeof(s.error));
 		}
 	}
 	if (!ret)
-		ret = print_summary(s.output);
+		ret = summarize_and_check(&s);
 out:
 	session_free(&s);
 	pbt_nl_close(nl);

@@ -28,14 +28,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.pb-c.h"
+#include "config.h"
 #include "genl.h"
 #include "packets.h"
 #include "reader.h"
 #include "writer.h"
 
 #define NS_PER_MS 1000000ull
-#define CLOCK_PERIOD_MS 10000		/* periodic clock_snapshot */
+#define CLOCK_PERIOD_MS PBT_SNAPSHOT_INTERVAL_DEFAULT_MS	/* clock_snapshot */
 #define DEFAULT_WRITE_PERIOD_MS 5000	/* Perfetto's file_write_period_ms default */
 #define MIN_WRITE_PERIOD_MS 100		/* as Perfetto enforces */
 #define MIN_STATS_PERIOD_MS 10
@@ -69,7 +69,7 @@ struct buffer {
 };
 
 struct timers {
-	uint64_t stop, stop_delay, trigger_timeout, write, flush, clock;
+	uint64_t stop, stop_delay, trigger_timeout, write, flush, drain, clock;
 	uint64_t proc_stats, meminfo, vmstat, stat, remote;
 };
 
@@ -89,10 +89,14 @@ struct session {
 	int header_done, streaming, failed, full;
 	int reattached;		/* the file was started by an earlier traced */
 	int closing;		/* final packets: the size reserve is theirs */
-	uint32_t duration_ms, write_period_ms, flush_period_ms;
+	uint32_t duration_ms, write_period_ms, flush_period_ms, drain_period_ms;
+	uint32_t clock_period_ms;
 	uint32_t proc_stats_ms, meminfo_ms, vmstat_ms, stat_ms;
 	uint64_t limit;
 	uint64_t flushes_requested, flushes_succeeded;
+	/* Why traced ended the session early, for the DESTROY notification
+	 * (PBTRACE_A_SESSION_ERROR); "" when it did not. */
+	char error[PBTRACE_ERROR_MAX];
 	struct timers t;
 };
 
@@ -134,13 +138,34 @@ static uint64_t after_ms(uint64_t from, uint32_t ms)
 
 /* --- output ------------------------------------------------------------ */
 
-static void fail_session(struct session *s, const char *err)
+/* The session ends early for err: said in the log and, with DESTROY,
+ * to whoever waits for the file (tracectl record, stop --wait). */
+static void set_error(struct session *s, const char *err)
+{
+	size_t n = strlen(err);
+
+	if (s->error[0])
+		return;
+	/* Cut to what the kernel passes on (PBTRACE_ERROR_MAX). */
+	if (n >= sizeof(s->error))
+		n = sizeof(s->error) - 1;
+	memcpy(s->error, err, n);
+	s->error[n] = '\0';
+}
+
+static void fail_with(struct session *s, const char *err, const char *what)
 {
 	if (s->failed)
 		return;
 	s->failed = 1;
-	logmsg(LOG_ERR, "session %u (%s): %s; ending the session", s->id,
-	       s->name, err);
+	set_error(s, err);
+	logmsg(LOG_ERR, "session %u (%s): %s; ending the session%s", s->id,
+	       s->name, err, what);
+}
+
+static void fail_session(struct session *s, const char *err)
+{
+	fail_with(s, err, "");
 }
 
 /* Write one record; a record that does not fit the file limit (keeping
@@ -163,7 +188,7 @@ static int emit_bytes(struct session *s, const void *p, size_t len,
 	}
 	ret = pbt_writer_write(&s->w, p, len, err, sizeof(err));
 	if (ret < 0 && ret != -EFBIG)
-		fail_session(s, err);
+		fail_with(s, err, " (the file keeps the whole records written before: a valid trace)");
 	return ret;
 }
 
@@ -389,6 +414,7 @@ static int attach_buffers(struct session *s, const struct pbt_session_info *in,
 				    sizeof(err)) < 0) {
 			logmsg(LOG_ERR, "session %u (%s): %s", s->id, s->name,
 			       err);
+			set_error(s, err);
 			return -1;
 		}
 		b->check_dup = appended;
@@ -521,6 +547,13 @@ static void write_header(struct session *s)
 static void read_data_source(struct session *s,
 			     const Perfetto__Protos__DataSourceConfig *ds)
 {
+	const Perfetto__Protos__FtraceConfig *fc = ds->ftrace_config;
+
+	/* Several linux.ftrace sources: the shortest period serves them all. */
+	if (fc && ds->name && !strcmp(ds->name, "linux.ftrace") &&
+	    fc->drain_period_ms &&
+	    (!s->drain_period_ms || fc->drain_period_ms < s->drain_period_ms))
+		s->drain_period_ms = fc->drain_period_ms;
 	if (ds->process_stats_config && ds->process_stats_config->has_proc_stats_poll_ms)
 		s->proc_stats_ms = ds->process_stats_config->proc_stats_poll_ms;
 	if (ds->sys_stats_config) {
@@ -553,6 +586,10 @@ static void read_config(struct session *s)
 	s->streaming = c->write_into_file;
 	s->limit = c->max_file_size_bytes;
 	s->flush_period_ms = c->flush_period_ms;
+	if (c->builtin_data_sources && c->builtin_data_sources->snapshot_interval_ms)
+		s->clock_period_ms = at_least(c->builtin_data_sources->snapshot_interval_ms,
+					      PBT_SNAPSHOT_INTERVAL_MIN_MS,
+					      "snapshot_interval_ms", s);
 	if (s->streaming)
 		s->write_period_ms = c->file_write_period_ms ?
 			at_least(c->file_write_period_ms, MIN_WRITE_PERIOD_MS,
@@ -561,6 +598,12 @@ static void read_config(struct session *s)
 	for (i = 0; i < c->n_data_sources; i++)
 		if (c->data_sources[i]->config)
 			read_data_source(s, c->data_sources[i]->config);
+	/* Draining only moves chunks to the file: without write_into_file
+	 * the kernel buffer is the trace buffer until stop. */
+	if (!s->streaming)
+		s->drain_period_ms = 0;
+	s->drain_period_ms = at_least(s->drain_period_ms, PBT_DRAIN_PERIOD_MIN_MS,
+				      "drain_period_ms", s);
 	s->proc_stats_ms = at_least(s->proc_stats_ms, MIN_STATS_PERIOD_MS,
 				    "proc_stats_poll_ms", s);
 	s->meminfo_ms = at_least(s->meminfo_ms, MIN_STATS_PERIOD_MS,
@@ -628,9 +671,10 @@ static void arm_periodic(struct session *s, uint64_t now)
 {
 	struct timers *t = &s->t;
 
-	t->clock = after_ms(now, CLOCK_PERIOD_MS);
+	t->clock = after_ms(now, s->clock_period_ms);
 	t->write = s->streaming ? after_ms(now, s->write_period_ms) : 0;
 	t->flush = after_ms(now, s->flush_period_ms);
+	t->drain = after_ms(now, s->drain_period_ms);
 	t->proc_stats = after_ms(now, s->proc_stats_ms);
 	t->meminfo = after_ms(now, s->meminfo_ms);
 	t->vmstat = after_ms(now, s->vmstat_ms);
@@ -742,10 +786,14 @@ static void finish(struct session *s, const char *why)
 	       s->w.path ? s->w.path : "(no file)",
 	       (unsigned long long)s->w.size,
 	       skipped ? ", some chunks did not fit and were dropped" : "");
-	ret = pbt_nl_session_cmd(nl, PBTRACE_CMD_DESTROY_SESSION, s->id);
+	ret = pbt_nl_destroy_session(nl, s->id, s->error);
 	if (ret < 0 && ret != -ENOENT)	/* ENOENT: someone destroyed it */
 		logmsg(LOG_WARNING, "session %u: destroy: %s", s->id,
 		       pbt_nl_error(nl));
+	if (ret == 1)
+		logmsg(LOG_WARNING,
+		       "session %u: pbtrace.ko does not take PBTRACE_A_SESSION_ERROR (older module): tracectl is not told why the session ended",
+		       s->id);
 	free_session(s);
 }
 
@@ -813,6 +861,7 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 	s->id = in->id;
 	snprintf(s->name, sizeof(s->name), "%s", in->name);
 	s->w.fd = -1;
+	s->clock_period_ms = CLOCK_PERIOD_MS;
 	s->seq.id = PBT_TRACED_SEQ_BASE + in->id;
 	s->state = S_CONFIGURED;
 	s->next = sessions;
@@ -1013,11 +1062,17 @@ static int read_notifications(void)
 
 /* --- timers ------------------------------------------------------------ */
 
+/* A timer that came: the next one a period after when this one was due,
+ * so a late wakeup does not shift every later one (no drift), but never
+ * in the past, so a long stall does not fire a burst. */
 static int due(uint64_t *t, uint64_t now, uint32_t period_ms)
 {
+	uint64_t next;
+
 	if (!*t || *t > now)
 		return 0;
-	*t = period_ms ? now + period_ms * NS_PER_MS : 0;
+	next = *t + period_ms * NS_PER_MS;
+	*t = !period_ms ? 0 : next > now ? next : now + period_ms * NS_PER_MS;
 	return 1;
 }
 
@@ -1069,10 +1124,16 @@ static int run_timers(struct session *s, uint64_t now)
 		stop_session(s, "trigger_timeout_ms passed without a stop trigger");
 		return 1;
 	}
-	if (due(&s->t.clock, now, CLOCK_PERIOD_MS))
+	if (due(&s->t.clock, now, s->clock_period_ms))
 		write_clock(s);
 	if (due(&s->t.flush, now, s->flush_period_ms) && !s->t.write)
 		flush_kernel(s);
+	/* drain_period_ms: seal what the CPUs hold and copy it out, so the
+	 * file is never more than that behind (streaming sessions only). */
+	if (due(&s->t.drain, now, s->drain_period_ms)) {
+		flush_kernel(s);
+		drain_all(s);
+	}
 	if (due(&s->t.write, now, s->write_period_ms)) {
 		flush_kernel(s);
 		drain_all(s);

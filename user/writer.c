@@ -159,7 +159,7 @@ int pbt_writer_write(struct pbt_writer *w, const void *buf, size_t len,
 			if (done && ftruncate(w->fd, (off_t)w->size) < 0)
 				e = errno;
 			snprintf(err, errlen,
-				 "writing %s failed after %llu bytes: %s; the file holds the trace up to that point",
+				 "writing %s failed after %llu bytes: %s",
 				 w->path, (unsigned long long)w->size,
 				 strerror(e));
 			return -e;

@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "syscalls.h"
 #include "tap.h"
 #include "testenv.h"
 
@@ -32,6 +34,31 @@ static bool has_warning(const struct pbt_config *c, const char *words)
 	printf("# no warning \"%s\" among:\n", words);
 	for (i = 0; i < c->nr_warnings; i++)
 		printf("#   %s\n", c->warnings[i]);
+	return false;
+}
+
+static bool no_warning(const struct pbt_config *c, const char *words)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_warnings; i++)
+		if (strstr(c->warnings[i], words)) {
+			printf("# unexpected warning: %s\n", c->warnings[i]);
+			return false;
+		}
+	return true;
+}
+
+static bool has_notice(const struct pbt_config *c, const char *words)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_notices; i++)
+		if (strstr(c->notices[i], words))
+			return true;
+	printf("# no notice \"%s\" among:\n", words);
+	for (i = 0; i < c->nr_notices; i++)
+		printf("#   %s\n", c->notices[i]);
 	return false;
 }
 
@@ -97,15 +124,16 @@ static void test_full(void)
 	tap(!r && c.format == PBT_CONFIG_TEXT, "full.pbtx loads as text (%s)", err);
 	if (r)
 		return;
-	tap(has_warning(&c, "full.pbtx:26:23: data_sources[0] syscall_events: pbtrace records every syscall"),
-	    "syscall_events warns that every syscall is recorded, at its line:col");
-	tap(has_warning(&c, "full.pbtx:24:23: data_sources[0] ftrace_config.buffer_size_kb is not implemented"),
-	    "ftrace_config.buffer_size_kb warns at its line:col");
+	tap(no_warning(&c, "syscall_events") && no_warning(&c, "buffer_size_kb") &&
+	    no_warning(&c, "drain_period_ms"),
+	    "syscall_events, buffer_size_kb, drain_period_ms (with write_into_file) are implemented: no warning");
 	tap(has_warning(&c, "full.pbtx:80:26: trigger_config.triggers[1].producer_name_regex is not implemented"),
 	    "producer_name_regex warns at its line:col");
-	tap(has_warning(&c, "full.pbtx:25:24: data_sources[0] ftrace_config.drain_period_ms is not implemented") &&
-	    has_warning(&c, "full.pbtx:62:22: data_sources[3] stat_counters is not implemented"),
-	    "drain_period_ms and stat_counters, which traced does not use, warned about");
+	tap(has_warning(&c, "full.pbtx:62:22: data_sources[3] stat_counters is not implemented"),
+	    "stat_counters, which traced does not use, warned about");
+	tap(c.tc->builtin_data_sources &&
+	    c.tc->builtin_data_sources->snapshot_interval_ms == 5000,
+	    "builtin_data_sources.snapshot_interval_ms read");
 	r = pbt_config_to_spec(&c, &spec, map, 2, err, sizeof(err));
 	tap(!r && spec.nr_buffers == 2 && map[0] == 0 && map[1] == 1,
 	    "two kernel buffers: config buffers 0 and 1 (buffer 2 has no ftrace source) (%s)",
@@ -118,6 +146,14 @@ static void test_full(void)
 		    "buffer sizes and fill policies carried over");
 		tap(events_are(&spec.buffers[0], ev0, 6) && events_are(&spec.buffers[1], ev1, 2),
 		    "events per buffer, syscall_events adds raw_syscalls/sys_enter+sys_exit");
+		tap(spec.buffers[0].nr_syscalls == 2 &&
+		    spec.buffers[0].syscalls[0] == __NR_read &&
+		    spec.buffers[0].syscalls[1] == __NR_write &&
+		    spec.buffers[1].nr_syscalls == 0,
+		    "syscall_events sys_read, sys_write: the syscall filter of buffer 0 (%d, %d) only",
+		    __NR_read, __NR_write);
+		tap(c.nr_notices == 0,
+		    "buffer_size_kb 2048 x 2 CPUs fits in size_kb 8192: no notice");
 		tap(spec.buffers[0].nr_pids == 2 && spec.buffers[0].pids[0] == 1 &&
 		    spec.buffers[0].pids[1] == 4242 && spec.buffers[1].nr_pids == 0,
 		    "tids_to_trace becomes the pid filter of buffer 0 only");
@@ -173,8 +209,8 @@ static void test_binary(void)
 	    "binary config kept verbatim, ignored fields included");
 	tap(has_warning(&b, "field number 12 in perfetto.protos.FtraceConfig (data_sources[3].config.ftrace_config) is not implemented by pbtrace; ignored"),
 	    "unknown binary field named by number and path (compact_sched)");
-	tap(has_warning(&b, "field number 20 in perfetto.protos.TraceConfig (top level)"),
-	    "unknown top-level field named (builtin_data_sources)");
+	tap(has_warning(&b, "field number 1 in perfetto.protos.TraceConfig.BuiltinDataSource (builtin_data_sources)"),
+	    "unknown field of a known sub-message named (builtin_data_sources.disable_clock_snapshotting)");
 	tap(has_warning(&b, "data_sources[2] \"android.log\" is not implemented by pbtrace"),
 	    "unknown data source name warned about");
 	tap(has_warning(&b, "atrace_categories/atrace_apps: Android atrace is not implemented"),
@@ -252,6 +288,13 @@ static const struct bad bad_configs[] = {
 	  "data_sources { config { name: \"linux.ftrace\" target_buffer: 4 ftrace_config { ftrace_events: \"a/b\" } } }\n",
 	  "linux.ftrace sources write into 5 different buffers: pbtrace supports at most 4" },
 	{ "duration_ms: 5\nbuffers { size_kb: -5 }", "t.pbtx:2:20: value out of range for uint32: -5" },
+	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config {\n"
+	  "  syscall_events: \"sys_openat\"\n  syscall_events: \"sys_nosuchcall\" } } }\n",
+	  "t.pbtx:4:19: data_sources[0] syscall_events[1] \"sys_nosuchcall\" is not a syscall of this machine's ABI: name it as Perfetto does, e.g. \"sys_openat\"" },
+	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config { syscall_events: \"\" } } }\n",
+	  "t.pbtx:2:78: data_sources[0] syscall_events[0] \"\" is not a syscall" },
+	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"a/b\" buffer_size_kb: 2000000 } } }\n",
+	  "t.pbtx:2:99: data_sources[0] ftrace_config.buffer_size_kb 2000000 (per CPU) is above pbtrace's 1048576 KB per buffer" },
 };
 
 static void test_bad(void)
@@ -341,6 +384,195 @@ static void test_spec_rules(void)
 	    "33 events in one buffer refused (%s)", err);
 	pbt_config_free(&c);
 	free(many);
+}
+
+static bool syscalls_are(const struct pbt_buffer_spec *b, const int *want,
+			 size_t n)
+{
+	size_t i;
+
+	if (b->nr_syscalls == n) {
+		for (i = 0; i < n && (int)b->syscalls[i] == want[i]; i++)
+			;
+		if (i == n)
+			return true;
+	}
+	printf("# syscalls:");
+	for (i = 0; i < b->nr_syscalls; i++)
+		printf(" %u", b->syscalls[i]);
+	printf("\n");
+	return false;
+}
+
+/* Load text and build the spec for nr_cpus; 0 or -errno, err set. */
+static int spec_cpus(const char *text, struct pbt_config *c,
+		   struct pbt_session_spec *spec, unsigned int nr_cpus,
+		   char *err, size_t errlen)
+{
+	int r = pbt_config_parse(text, strlen(text), "t.pbtx", PBT_CONFIG_AUTO,
+				 c, err, errlen);
+
+	return r ? r : pbt_config_to_spec(c, spec, NULL, nr_cpus, err, errlen);
+}
+
+#define FTRACE_SRC(body) \
+	"data_sources { config { name: \"linux.ftrace\" ftrace_config { " body " } } }\n"
+
+/* syscall_events -> PBTRACE_A_BUFFER_SYSCALLS: numbers of this ABI, the
+ * expectation from the compiler's own __NR_ macros (<sys/syscall.h>), not
+ * from the table user/Makefile generates. */
+static void test_syscalls(void)
+{
+	static const int open_ppid[] = { __NR_openat, __NR_getppid };
+	static const int ppid[] = { __NR_getppid };
+	struct pbt_session_spec spec;
+	char err[512] = "";
+	struct pbt_config c;
+	int r;
+
+	tap(pbt_syscall_nr("sys_openat") == __NR_openat &&
+	    pbt_syscall_nr("openat") == __NR_openat &&
+	    pbt_syscall_nr("sys_getppid") == __NR_getppid &&
+	    pbt_syscall_nr("read") == __NR_read &&
+	    pbt_syscall_nr("sys_exit_group") == __NR_exit_group &&
+	    pbt_syscall_nr("sysinfo") == __NR_sysinfo &&
+	    pbt_syscall_nr("sys_sysinfo") == __NR_sysinfo,
+	    "syscall names, Perfetto's \"sys_\" spelling and the bare one, give <sys/syscall.h>'s numbers");
+	tap(pbt_syscall_nr("sys_nosuchcall") < 0 && pbt_syscall_nr("") < 0 &&
+	    pbt_syscall_nr("sys_") < 0 && pbt_syscall_nr("SYS_READ") < 0,
+	    "unknown names are -1");
+	tap(pbt_syscall_count() > 300 && pbt_syscall_name(__NR_getppid) &&
+	    !strcmp(pbt_syscall_name(__NR_getppid), "getppid") &&
+	    !pbt_syscall_name(100000),
+	    "table of %zu syscalls; number -> name", pbt_syscall_count());
+
+	r = spec_cpus(BUF FTRACE_SRC("syscall_events: \"sys_openat\" syscall_events: \"getppid\" syscall_events: \"openat\""),
+		    &c, &spec, 2, err, sizeof(err));
+	tap(!r && syscalls_are(&spec.buffers[0], open_ppid, 2) &&
+	    spec.buffers[0].nr_events == 2 &&
+	    !strcmp(spec.buffers[0].events[0], "raw_syscalls/sys_enter") &&
+	    !strcmp(spec.buffers[0].events[1], "raw_syscalls/sys_exit") &&
+	    no_warning(&c, "syscall"),
+	    "syscall_events alone: sys_enter/sys_exit for openat and getppid, duplicates merged, no warning (%s)",
+	    err);
+	pbt_config_free(&c);
+
+	r = spec_cpus(BUF FTRACE_SRC("ftrace_events: \"raw_syscalls/sys_enter\" syscall_events: \"sys_getppid\""),
+		    &c, &spec, 2, err, sizeof(err));
+	tap(!r && syscalls_are(&spec.buffers[0], ppid, 1) &&
+	    spec.buffers[0].nr_events == 2,
+	    "raw_syscalls in ftrace_events with syscall_events in the same source: narrowed, as Perfetto does (%s)",
+	    err);
+	pbt_config_free(&c);
+
+	r = spec_cpus(BUF FTRACE_SRC("syscall_events: \"sys_getppid\"")
+		    FTRACE_SRC("ftrace_events: \"raw_syscalls/sys_enter\""),
+		    &c, &spec, 2, err, sizeof(err));
+	tap(!r && spec.buffers[0].nr_syscalls == 0 &&
+	    has_warning(&c, "buffers[0]: syscall_events does not narrow this buffer"),
+	    "another source wanting every syscall in the same buffer: no filter, warned about (%s)",
+	    err);
+	pbt_config_free(&c);
+
+	r = spec_cpus(BUF BUF FTRACE_SRC("ftrace_events: \"raw_syscalls/sys_enter\"")
+		    "data_sources { config { name: \"linux.ftrace\" target_buffer: 1 ftrace_config { syscall_events: \"sys_getppid\" } } }\n",
+		    &c, &spec, 2, err, sizeof(err));
+	tap(!r && spec.nr_buffers == 2 && spec.buffers[0].nr_syscalls == 0 &&
+	    syscalls_are(&spec.buffers[1], ppid, 1) && no_warning(&c, "narrow"),
+	    "a filter in one buffer leaves the other buffer's syscalls alone (%s)",
+	    err);
+	pbt_config_free(&c);
+}
+
+/* ftrace_config.buffer_size_kb: per CPU, the buffer is at least that. */
+static void test_buffer_size(void)
+{
+	struct pbt_session_spec spec;
+	char err[512] = "";
+	struct pbt_config c;
+	int r;
+
+	r = spec_cpus("buffers { size_kb: 256 }\n"
+		    FTRACE_SRC("ftrace_events: \"a/b\" buffer_size_kb: 512")
+		    FTRACE_SRC("ftrace_events: \"a/c\" buffer_size_kb: 1024"),
+		    &c, &spec, 2, err, sizeof(err));
+	tap(!r && spec.buffers[0].size_kb == 2048 &&
+	    has_notice(&c, "buffers[0]: 2048 KB (ftrace_config.buffer_size_kb 1024 per CPU x 2 CPUs) instead of size_kb 256"),
+	    "buffer_size_kb 1024 (the larger of two sources) x 2 CPUs grows size_kb 256 to 2048, with a notice (%s)",
+	    err);
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 1, err, sizeof(err));
+	tap(!r && spec.buffers[0].size_kb == 1024 && c.nr_notices == 1,
+	    "1 CPU: 1024 KB; a second conversion does not repeat the notice");
+	pbt_config_free(&c);
+
+	r = spec_cpus("buffers { size_kb: 4096 }\n"
+		    FTRACE_SRC("ftrace_events: \"a/b\" buffer_size_kb: 1024"),
+		    &c, &spec, 4, err, sizeof(err));
+	tap(!r && spec.buffers[0].size_kb == 4096 && c.nr_notices == 0,
+	    "buffer_size_kb x CPUs not above size_kb: size_kb, no notice (%s)",
+	    err);
+	pbt_config_free(&c);
+
+	r = spec_cpus("buffers { size_kb: 4096 }\nbuffers { size_kb: 1024 }\n"
+		    FTRACE_SRC("ftrace_events: \"a/b\" buffer_size_kb: 65536")
+		    "data_sources { config { name: \"linux.ftrace\" target_buffer: 1 ftrace_config { ftrace_events: \"a/b\" } } }\n",
+		    &c, &spec, 32, err, sizeof(err));
+	tap(!r && spec.buffers[0].size_kb == PBT_BUFFER_MAX_KB &&
+	    spec.buffers[1].size_kb == 1024 &&
+	    has_notice(&c, "buffers[0]: 1048576 KB, pbtrace's largest buffer, instead of ftrace_config.buffer_size_kb 65536 per CPU x 32 CPUs = 2097152 KB"),
+	    "65536 KB per CPU x 32 CPUs: capped at 1 GiB with a notice; the other buffer keeps its size (%s)",
+	    err);
+	pbt_config_free(&c);
+
+	/* Only the buffer_size_kb of sources writing into the buffer. */
+	r = spec_cpus("buffers { size_kb: 256 }\nbuffers { size_kb: 256 }\n"
+		    FTRACE_SRC("ftrace_events: \"a/b\"")
+		    "data_sources { config { name: \"linux.ftrace\" target_buffer: 1 ftrace_config { ftrace_events: \"a/b\" buffer_size_kb: 256 } } }\n",
+		    &c, &spec, 2, err, sizeof(err));
+	tap(!r && spec.buffers[0].size_kb == 256 && spec.buffers[1].size_kb == 512,
+	    "buffer_size_kb applies to its own target buffer only (%s)", err);
+	pbt_config_free(&c);
+}
+
+static void test_kernel_cpus(void)
+{
+	tap(pbt_kernel_cpus("0-3\n") == 4 && pbt_kernel_cpus("0\n") == 1 &&
+	    pbt_kernel_cpus("0,2-5") == 6 && pbt_kernel_cpus("0-1,7") == 8 &&
+	    pbt_kernel_cpus("") == sysconf(_SC_NPROCESSORS_CONF) &&
+	    pbt_kernel_cpus(NULL) >= 1,
+	    "CPUs a buffer is split over: the last possible CPU + 1 (%ld here)",
+	    pbt_kernel_cpus(NULL));
+}
+
+static void test_drain_and_snapshot(void)
+{
+	struct pbt_config c;
+	char err[512] = "";
+	static const char no_stream[] = BUF
+		"data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"a/b\" drain_period_ms: 200 } } }\n";
+	static const char stream[] = BUF
+		"data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"a/b\" drain_period_ms: 200 } } }\n"
+		"write_into_file: true\n";
+	static const char low[] = BUF
+		"data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"a/b\" drain_period_ms: 5 } } }\n"
+		"write_into_file: true\nbuiltin_data_sources { snapshot_interval_ms: 20 }\n";
+	int r;
+
+	r = pbt_config_parse(no_stream, sizeof(no_stream) - 1, "t.pbtx",
+			     PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	tap(!r && has_warning(&c, "t.pbtx:2:100: data_sources[0] ftrace_config.drain_period_ms only applies with write_into_file: true"),
+	    "drain_period_ms without write_into_file warned about at its line:col (%s)", err);
+	pbt_config_free(&c);
+	r = pbt_config_parse(stream, sizeof(stream) - 1, "t.pbtx",
+			     PBT_CONFIG_AUTO, &c, err, sizeof(err));
+	tap(!r && c.nr_warnings == 0, "drain_period_ms with write_into_file: no warning (%s)", err);
+	pbt_config_free(&c);
+	r = pbt_config_parse(low, sizeof(low) - 1, "t.pbtx", PBT_CONFIG_AUTO,
+			     &c, err, sizeof(err));
+	tap(!r && has_warning(&c, "t.pbtx:2:100: data_sources[0] ftrace_config.drain_period_ms 5 is below pbtrace's minimum: traced drains every 10 ms") &&
+	    has_warning(&c, "t.pbtx:4:46: builtin_data_sources.snapshot_interval_ms 20 is below pbtrace's minimum: traced writes a clock_snapshot every 100 ms"),
+	    "drain_period_ms and snapshot_interval_ms below the minimum warned about at line:col (%s)", err);
+	pbt_config_free(&c);
 }
 
 static void test_flags(void)
@@ -626,6 +858,10 @@ int main(void)
 	test_bad();
 	test_bad_binary();
 	test_spec_rules();
+	test_syscalls();
+	test_buffer_size();
+	test_drain_and_snapshot();
+	test_kernel_cpus();
 	test_flags();
 	test_detect_and_io();
 	test_machines();

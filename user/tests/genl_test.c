@@ -216,9 +216,109 @@ static void test_describe(void)
 	    "status text: a machine that left before a ping round");
 }
 
+static void test_syscalls(void)
+{
+	struct pbt_session_spec spec = {
+		.name = "s", .nr_buffers = 2,
+		.buffers = {
+			{ .size_kb = 1024, .nr_events = 2,
+			  .events = { "raw_syscalls/sys_enter", "raw_syscalls/sys_exit" },
+			  .nr_syscalls = 3, .syscalls = { 110, 257, 0 } },
+			{ .size_kb = 1024, .nr_events = 1,
+			  .events = { "raw_syscalls/sys_enter" } },
+		},
+	};
+	struct nlattr *tb[PBTRACE_A_MAX + 1], *a, *n, *buf;
+	struct nl_msg *msg = new_msg(PBTRACE_CMD_NEW_SESSION);
+	uint32_t got[8];
+	size_t nr = 0;
+	bool bad = false;
+	struct pbt_session_info si;
+	int r, rem;
+
+	r = msg ? pbt_nl_put_session(msg, &spec) : -ENOMEM;
+	tap(!r && buffer_attrs(msg, 0, tb) && tb[PBTRACE_A_BUFFER_SYSCALLS] &&
+	    (tb[PBTRACE_A_BUFFER_SYSCALLS]->nla_type & NLA_F_NESTED),
+	    "NEW_SESSION: buffer 0 carries PBTRACE_A_BUFFER_SYSCALLS, flagged nested");
+	if (!r && tb[PBTRACE_A_BUFFER_SYSCALLS])
+		nla_for_each_nested(a, tb[PBTRACE_A_BUFFER_SYSCALLS], rem) {
+			if (nla_type(a) != PBTRACE_A_SYSCALL_NR || nla_len(a) != 4 ||
+			    nr == 8)
+				bad = true;
+			else
+				got[nr++] = nla_get_u32(a);
+		}
+	tap(!bad && nr == 3 && got[0] == 110 && got[1] == 257 && got[2] == 0,
+	    "NEW_SESSION: PBTRACE_A_SYSCALL_NR u32 each, in order (%zu)", nr);
+	tap(!r && buffer_attrs(msg, 1, tb) && !tb[PBTRACE_A_BUFFER_SYSCALLS],
+	    "NEW_SESSION: no syscall filter, no attribute (every syscall)");
+	nlmsg_free(msg);
+
+	/* GET_SESSION reports the filter back. */
+	msg = new_msg(PBTRACE_CMD_GET_SESSION);
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, 3);
+	n = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_SESSION_BUFFERS);
+	buf = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, 2048);
+	a = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER_SYSCALLS);
+	nla_put_u32(msg, PBTRACE_A_SYSCALL_NR, 110);
+	nla_put_u32(msg, PBTRACE_A_SYSCALL_NR, 39);
+	nla_nest_end(msg, a);
+	nla_nest_end(msg, buf);
+	nla_nest_end(msg, n);
+	r = pbt_nl_parse_session(nlmsg_hdr(msg), &si);
+	tap(!r && si.nr_buffers == 1 && si.buffers[0].size_kb == 2048 &&
+	    si.buffers[0].nr_syscalls == 2 && si.buffers[0].syscalls[0] == 110 &&
+	    si.buffers[0].syscalls[1] == 39,
+	    "GET_SESSION: the buffer's syscall numbers parsed (%d)", r);
+	if (!r)
+		pbt_session_info_free(&si);
+	nlmsg_free(msg);
+}
+
+/* The DESTROY notification with and without the reason traced gave. */
+static void test_notify_error(void)
+{
+	char longer[PBTRACE_ERROR_MAX + 40];
+	struct nl_msg *msg = new_msg(PBTRACE_CMD_DESTROY_SESSION);
+	struct pbt_notify n;
+	int r;
+
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, 9);
+	nla_put_string(msg, PBTRACE_A_SESSION_ERROR,
+		       "writing /x/t.pftrace: No space left on device");
+	r = pbt_nl_parse_notify(nlmsg_hdr(msg), &n);
+	tap(r == 1 && n.cmd == PBTRACE_CMD_DESTROY_SESSION && n.session_id == 9 &&
+	    !strcmp(n.error, "writing /x/t.pftrace: No space left on device"),
+	    "DESTROY notification: session id and PBTRACE_A_SESSION_ERROR (%s)",
+	    n.error);
+	nlmsg_free(msg);
+
+	msg = new_msg(PBTRACE_CMD_DESTROY_SESSION);
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, 10);
+	r = pbt_nl_parse_notify(nlmsg_hdr(msg), &n);
+	tap(r == 1 && n.session_id == 10 && !n.error[0],
+	    "DESTROY notification without an error: empty error");
+	nlmsg_free(msg);
+
+	/* A longer string than the uapi allows is cut, never overrun. */
+	memset(longer, 'e', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	msg = new_msg(PBTRACE_CMD_DESTROY_SESSION);
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, 11);
+	nla_put_string(msg, PBTRACE_A_SESSION_ERROR, longer);
+	r = pbt_nl_parse_notify(nlmsg_hdr(msg), &n);
+	tap(r == 1 && strlen(n.error) == PBTRACE_ERROR_MAX - 1,
+	    "an overlong error is cut to %d bytes (%zu)", PBTRACE_ERROR_MAX - 1,
+	    strlen(n.error));
+	nlmsg_free(msg);
+}
+
 int main(void)
 {
 	test_put_machines();
+	test_syscalls();
+	test_notify_error();
 	test_parse_machines();
 	test_describe();
 	printf("1..%d\n", nr_tests);

@@ -237,7 +237,8 @@ static const struct {
 	{ 32, 7, "'cpufreq_period_ms'" }, { 39, 5, "'android_log_config'" },
 	{ 58, 7, "'compact_sched'" }, { 61, 7, "'symbolize_ksyms'" },
 	{ 62, 7, "'disable_generic_events'" }, { 65, 3, "'producer_name_filter'" },
-	{ 67, 1, "'builtin_data_sources'" }, { 69, 1, "'flush_timeout_ms'" },
+	{ 67, 24, "'disable_clock_snapshotting'" },
+	{ 67, 58, "'primary_trace_clock'" }, { 69, 1, "'flush_timeout_ms'" },
 	{ 70, 1, "'incremental_state_config'" }, { 71, 1, "'statsd_metadata'" },
 };
 
