@@ -5,7 +5,8 @@
 #   tools/vm -- selftests/pbtrace/traced_test.sh
 # Records real workloads with traced + tracectl and checks the files with
 # Perfetto's own schema (protoc --decode) and the kernel's counters.
-# Needs user/build/{traced,tracectl} and selftests/pbtrace/build/traced_records.
+# Needs user/build/{traced,tracectl} and selftests/pbtrace/build/{traced_records,
+# session_counters}.
 # The tests come in three groups so each fits tools/check's per-script
 # timeout: this script runs the recording basics by default;
 # traced_sessions_test.sh and traced_faults_test.sh run the others through
