@@ -638,6 +638,12 @@ test_restart() {
 	tgap=$(awk -F'\t' -v u="$USER_SEQ" '$1 >= u && $6 != 0 {print $6}' "$W/restart.packets" | tr '\n' ' ')
 	check "restart: the gap is marked on traced's sequence (previous_packet_dropped: ${tgap:-none}, want 3 once)" \
 		test "$tgap" = "3 "
+	# ...and the restarted traced does not call its first packet the
+	# sequence's first (that would say "no loss before this").
+	local nfirst
+	nfirst=$(awk -v u="$USER_SEQ" '/^packet \{$/ {s = f = 0} /^  trusted_packet_sequence_id: / {s = $2}
+		/^  first_packet_on_sequence: true$/ {f = 1} /^}$/ && f && s >= u {n++} END {print n + 0}' "$f.txt")
+	check "restart: one first_packet_on_sequence on traced's sequence ($nfirst)" test "$nfirst" -eq 1
 	check "restart: trace_stats at the end" test "$(count "^  trace_stats {" "$f.txt")" -eq 1
 	local nev read
 	nev=$(event_types "$f.txt" | wc -l)
