@@ -888,6 +888,7 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 		s->header_done = 1;
 		s->reattached = 1;
 		s->seq.gap = 1;
+		s->seq.started = 1;	/* not first_packet_on_sequence: it was in the file */
 		logmsg(LOG_NOTICE,
 		       "session %u (%s): reattached, appending to %s at %llu bytes%s",
 		       s->id, s->name, path, (unsigned long long)s->w.size,

@@ -242,10 +242,16 @@ fi
 expect 0 "record -t 2s" "$tracectl" record -t 2s -n rec -o "$tmp/rec.pftrace"
 says "ftrace events: [1-9]" "record summary counts events"
 says "machine x86_64" "record summary names the machine"
+# Not a terminal: one progress line a second, elapsed / duration, the
+# file's size, the kernel's events and losses so far.
+says "^ *[0-9]+\.[0-9]s / 2\.0s  file [0-9.]+ (B|KiB|MiB)  events [0-9]+  lost [0-9]+ *$" \
+	"record prints progress lines (elapsed / duration, file, events, lost)"
 decodes "$tmp/rec.pftrace" "recorded file decodes"
 
 # -- record stops on Ctrl-C and still finishes the file --
-"$tracectl" record -t 10m -n ctrlc -o "$tmp/c.pftrace" >"$tmp/rec" 2>&1 &
+# A config without duration_ms: record runs until Ctrl-C.
+sed 's/"fromcfg"/"ctrlc"/' "$tmp/cfg.pbtx" >"$tmp/ctrlc.pbtx"
+"$tracectl" record -c "$tmp/ctrlc.pbtx" -o "$tmp/c.pftrace" >"$tmp/rec" 2>&1 &
 rpid=$!
 sleep 2
 kill -INT $rpid
@@ -254,6 +260,8 @@ rc=$?
 cp "$tmp/rec" "$tmp/out"
 if [ "$rc" = 0 ]; then ok "record ends on Ctrl-C (exit 0)"; else not_ok "record on Ctrl-C (exit $rc)"; sed 's/^/#   /' "$tmp/out"; fi
 says "ftrace events: [1-9]" "Ctrl-C'd record prints the summary"
+says "^ *[0-9]+\.[0-9]s  file [0-9.]+ (B|KiB|MiB)  events [1-9][0-9]*  lost [0-9]+  \(Ctrl-C stops\) *$" \
+	"record without a duration prints progress lines that say Ctrl-C stops it"
 decodes "$tmp/c.pftrace" "Ctrl-C'd record decodes"
 
 # -- unloading with a live session stops it cleanly --
