@@ -364,27 +364,51 @@ static int parse_id(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-int pbt_nl_new_session(struct pbt_nl *nl, const struct pbt_session_spec *s,
-		       uint32_t *id)
+/* NEW_SESSION or SET_SESSION (@id) with the whole description of @s. */
+static struct nl_msg *session_msg(struct pbt_nl *nl, int cmd, uint32_t id,
+				  const struct pbt_session_spec *s, int *ret)
 {
 	struct nl_msg *msg;
 
 	if (s->config_len > PBTRACE_MAX_CONFIG) {
 		set_err(nl, "config is %zu bytes, more than the %d the kernel keeps: trim it",
 			s->config_len, PBTRACE_MAX_CONFIG);
-		return -EMSGSIZE;
+		*ret = -EMSGSIZE;
+		return NULL;
 	}
-	msg = new_msg(nl, PBTRACE_CMD_NEW_SESSION, 0, s->config_len + 65536);
-	if (!msg) {
+	msg = new_msg(nl, cmd, 0, s->config_len + 65536);
+	if (!msg || (cmd == PBTRACE_CMD_SET_SESSION &&
+		     nla_put_u32(msg, PBTRACE_A_SESSION_ID, id))) {
+		nlmsg_free(msg);
 		set_err(nl, "out of memory");
-		return -ENOMEM;
+		*ret = -ENOMEM;
+		return NULL;
 	}
 	if (pbt_nl_put_session(msg, s)) {
 		nlmsg_free(msg);
 		set_err(nl, "session description does not fit one netlink message");
-		return -EMSGSIZE;
+		*ret = -EMSGSIZE;
+		return NULL;
 	}
-	return run(nl, msg, parse_id, id);
+	return msg;
+}
+
+int pbt_nl_new_session(struct pbt_nl *nl, const struct pbt_session_spec *s,
+		       uint32_t *id)
+{
+	int ret = 0;
+	struct nl_msg *msg = session_msg(nl, PBTRACE_CMD_NEW_SESSION, 0, s, &ret);
+
+	return msg ? run(nl, msg, parse_id, id) : ret;
+}
+
+int pbt_nl_set_session(struct pbt_nl *nl, uint32_t id,
+		       const struct pbt_session_spec *s)
+{
+	int ret = 0;
+	struct nl_msg *msg = session_msg(nl, PBTRACE_CMD_SET_SESSION, id, s, &ret);
+
+	return msg ? run(nl, msg, NULL, NULL) : ret;
 }
 
 int pbt_nl_session_cmd(struct pbt_nl *nl, int cmd, uint32_t id)

@@ -63,6 +63,10 @@ struct pbt_session_spec {
 
 int pbt_nl_new_session(struct pbt_nl *nl, const struct pbt_session_spec *s,
 		       uint32_t *id);
+/* SET_SESSION: give session @id, not started yet, this description instead
+ * (its name must stay). -EBUSY once it has started. */
+int pbt_nl_set_session(struct pbt_nl *nl, uint32_t id,
+		       const struct pbt_session_spec *s);
 /* cmd: PBTRACE_CMD_START_SESSION, _STOP_SESSION, _FLUSH_SESSION,
  * _DESTROY_SESSION. */
 int pbt_nl_session_cmd(struct pbt_nl *nl, int cmd, uint32_t id);

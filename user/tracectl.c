@@ -76,6 +76,9 @@ static void usage(FILE *f)
 "        -A (--all-machines) records on this machine and every machine\n"
 "        relayed to it; -m NAME (--machine) on the named ones only\n"
 "        ('host' is this machine). Default: this machine only.\n"
+"  reconfigure -n NAME [start's options]\n"
+"        Describe a session that has not started yet (one waiting for its\n"
+"        START_TRACING trigger) anew: events, buffers, output, config.\n"
 "  stop [-n NAME] [--wait]\n"
 "        Stop a session (the only one, or NAME). --wait returns once\n"
 "        traced has finished the file.\n"
@@ -701,6 +704,53 @@ static int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
 	else
 		errf("%zu sessions are live: name one with -n ('tracectl status' lists them)", hits);
 	return EXIT_FAIL;
+}
+
+/*
+ * A session made to wait for its START_TRACING trigger can be described
+ * again before it starts: the same options as start, for the session named
+ * by -n (or the config's unique_session_name). traced rereads it and
+ * writes to the new output.
+ */
+static int cmd_reconfigure(int argc, char **argv)
+{
+	struct start_opts o;
+	struct session s = { 0 };
+	struct pbt_nl *nl;
+	char found[PBTRACE_NAME_MAX];
+	int ret;
+
+	ret = parse_start(argc, argv, &o);
+	if (ret)
+		return ret;
+	nl = open_nl(&ret);
+	if (!nl)
+		return ret;
+	ret = prepare(nl, &o, &s);
+	if (!ret && !o.name && !(s.cfg.tc->unique_session_name &&
+				 *s.cfg.tc->unique_session_name)) {
+		errf("reconfigure needs the session's name: -n NAME, or unique_session_name in the config");
+		ret = EXIT_FAIL;
+	}
+	if (!ret)
+		ret = find_session(nl, s.name, &s.id, found, sizeof(found));
+	if (!ret) {
+		int r = pbt_nl_set_session(nl, s.id, &s.spec);
+
+		if (r == -EBUSY) {
+			errf("session '%s' has already started: only a session waiting for its START_TRACING trigger can be reconfigured; stop it and start a new one",
+			     s.name);
+			ret = EXIT_FAIL;
+		} else if (r) {
+			ret = nl_fail(nl, r, "reconfiguring the session");
+		} else {
+			printf("reconfigured session '%s' (id %u); traced writes %s\n",
+			       s.name, s.id, s.output);
+		}
+	}
+	session_free(&s);
+	pbt_nl_close(nl);
+	return ret;
 }
 
 /* ---- waiting for traced to finish a file ---- */
@@ -1546,6 +1596,7 @@ int main(int argc, char **argv)
 		int (*fn)(int argc, char **argv);
 	} cmds[] = {
 		{ "start", cmd_start },
+		{ "reconfigure", cmd_reconfigure },
 		{ "stop", cmd_stop },
 		{ "status", cmd_status },
 		{ "record", cmd_record },

@@ -1004,6 +1004,32 @@ static void on_trigger(struct session *s, const char *name)
 
 /* --- notifications ----------------------------------------------------- */
 
+/*
+ * SET_SESSION: a session not started yet was described anew (tracectl
+ * reconfigure). Nothing was recorded, the kernel replaced its buffers
+ * (the old mappings now only report -ESTALE): start it over, from the
+ * new description, and drop the header-only file of an old output.
+ */
+static void on_reconfigure(struct session *s)
+{
+	uint32_t id = s->id;
+	char *old = s->w.path ? strdup(s->w.path) : NULL;
+	struct session *n;
+
+	logmsg(LOG_NOTICE, "session %u (%s): reconfigured before it started; rereading it",
+	       id, s->name);
+	s->state = S_DONE;
+	free_session(s);
+	adopt_id(id, 1);
+	n = find_session(id);
+	if (old && n && n->w.path && strcmp(old, n->w.path)) {
+		if (unlink(old) == 0)
+			logmsg(LOG_NOTICE, "session %u (%s): output now %s; removed %s, which held only the old header",
+			       id, n->name, n->w.path, old);
+	}
+	free(old);
+}
+
 static void on_notify(const struct pbt_notify *n)
 {
 	struct session *s = find_session(n->session_id);
@@ -1017,6 +1043,10 @@ static void on_notify(const struct pbt_notify *n)
 			adopt_id(n->session_id, 1);
 		else if (s->state == S_CONFIGURED || s->state == S_WAIT_TRIGGER)
 			begin_running(s, 0);
+		break;
+	case PBTRACE_CMD_SET_SESSION:
+		if (s)
+			on_reconfigure(s);
 		break;
 	case PBTRACE_CMD_STOP_SESSION:
 		if (s)

@@ -14,6 +14,10 @@
 #                       the six builtin clocks
 #   syscall_events      only the named syscall reaches the file, by the
 #                       numbers <asm/unistd.h> gives; a bad name is exit 6
+#   reconfigure         tracectl reconfigure (SET_SESSION) of a session
+#                       waiting for its trigger: new events, buffer and
+#                       output in the kernel and the file; refused once
+#                       started
 #   session error       a full disk: record and stop --wait say traced
 #                       ended the session early, exit 9, the file decodes;
 #                       a file without closing trace_stats: exit 9
@@ -22,7 +26,7 @@
 # come from the guest (its possible CPUs and headers, python's getppid
 # calls), not from pbtrace.
 # Needs user/build/{traced,tracectl}; CONFIG_FIELDS_ONLY="size drain ..."
-# runs some of: size drain snapshot syscalls errors.
+# runs some of: size drain snapshot syscalls reconfigure errors.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$TOP/selftests/pbtrace/tap.sh"
@@ -209,6 +213,52 @@ open('/proc/self/stat').read()"
 		sed 's/^/#   /' "$W/badsys.out"
 }
 
+# --- tracectl reconfigure (SET_SESSION) --------------------------------------
+test_reconfigure() {
+	local c1=$W/re1.pbtx c2=$W/re2.pbtx a=$W/re-a.pftrace b=$W/re-b.pftrace
+	local trig='trigger_config { trigger_mode: START_TRACING trigger_timeout_ms: 30000 triggers { name: "re_go" } }'
+	cfg "$c1" 'buffers { size_kb: 512 }' \
+		'data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "sched/sched_switch" } } }' \
+		"$trig"
+	cfg "$c2" 'buffers { size_kb: 1024 fill_policy: DISCARD }' \
+		'data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "sched/sched_process_fork" ftrace_events: "sched/sched_process_exit" } } }' \
+		"$trig"
+	tctl start -c "$c1" -o "$a" -n re >"$W/re.out" 2>&1
+	check "reconfigure: a START_TRACING session waits for its trigger" \
+		grep -q "created (starts on its trigger)" "$W/re.out" || sed 's/^/#   /' "$W/re.out"
+	wait_for 50 test -s "$a"
+	tctl reconfigure -c "$c2" -o "$b" -n re >"$W/re2.out" 2>&1
+	check "reconfigure: new events, buffer and output before it starts (exit $?)" \
+		grep -q "reconfigured session 're' (id [0-9]*); traced writes $b" "$W/re2.out" ||
+		sed 's/^/#   /' "$W/re2.out"
+	tctl status | grep -q "^  buffer 0: 1024 KB.*discard"
+	expect "reconfigure: GET_SESSION (tracectl status) has the new 1024 KB DISCARD buffer" ||
+		tctl status | sed 's/^/#   /'
+	wait_for 50 grep -q "(re): output now $b; removed $a" "$LOG"
+	expect "reconfigure: traced rereads it, writes $b and removes the old header-only file" ||
+		sed 's/^/#   /' "$LOG"
+	check "reconfigure: $a is gone" test ! -e "$a"
+	tctl trigger re_go >/dev/null 2>&1
+	wait_for 50 eval 'tctl status | grep -q "^re .*started"'
+	for _ in 1 2 3 4 5; do /bin/true; done
+	light 1
+	sleep 1
+	tctl reconfigure -c "$c1" -o "$W/re-c.pftrace" -n re >"$W/re3.out" 2>&1
+	check "reconfigure: a started session is refused (exit $?, want 1)" test $? -eq 1
+	grep -q "session 're' has already started: only a session waiting for its START_TRACING trigger can be reconfigured" "$W/re3.out"
+	expect "reconfigure: the refusal says why and what to do" || sed 's/^/#   /' "$W/re3.out"
+	tctl stop -n re --wait >/dev/null 2>&1
+	wait_done re 100
+	decode "$b"
+	check "reconfigure: the file decodes with Perfetto's schema" test -s "$b.txt"
+	check "reconfigure: it holds the new events (sched_process_fork: $(count '^      sched_process_fork {' "$b.txt"))" \
+		test "$(count '^      sched_process_fork {' "$b.txt")" -ge 5
+	check "reconfigure: and none of the old (sched_switch: $(count '^      sched_switch {' "$b.txt"))" \
+		test "$(count '^      sched_switch {' "$b.txt")" -eq 0
+	section trace_config "$b.txt" | grep -q 'ftrace_events: "sched/sched_process_fork"'
+	expect "reconfigure: its trace_config is the new config"
+}
+
 # --- a session traced ends early -------------------------------------------
 test_errors() {
 	local d=$W/small f rc t0 t
@@ -273,7 +323,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "TAP version 13"
-ALL="size drain snapshot syscalls errors"
+ALL="size drain snapshot syscalls reconfigure errors"
 for t in $ALL; do
 	case " ${CONFIG_FIELDS_ONLY:-$ALL} " in *" $t "*) ;; *) continue ;; esac
 	if [ -z "$TRACED" ] && ! start_traced; then
