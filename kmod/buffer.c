@@ -296,7 +296,8 @@ too_large:
  * @nr only matters for raw_syscalls (a number outside the table, e.g. -1
  * of a task not in a syscall, is never in a filter).
  */
-static bool wants(const struct pbt_buffer *b, int id, pid_t pid, long nr)
+static __always_inline bool wants(const struct pbt_buffer *b, int id,
+				  pid_t pid, long nr)
 {
 	u32 i;
 
@@ -324,8 +325,12 @@ static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
 			atomic_inc(&set->b[i]->w[cpu].nmi_lost);
 }
 
-static __always_inline void emit(int id, long nr, pbt_encode_fn encode,
-				 const void *arg)
+/*
+ * One body for every probe: a second inlined copy for pbt_emit() made the
+ * compiler call write_event() and wants() out of line, 35 instructions
+ * more per event (tools/bench/run, storm).
+ */
+void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg)
 {
 	const struct pbt_active_set *set;
 	pid_t pid = current->pid;
@@ -363,12 +368,7 @@ out:
 
 void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
 {
-	emit(id, -1, encode, arg);
-}
-
-void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg)
-{
-	emit(id, nr, encode, arg);
+	pbt_emit_syscall(id, -1, encode, arg);
 }
 
 /* Swap in a new active set; the old one is reusable after a grace period. */
