@@ -359,7 +359,7 @@ void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg)
 		if (wants(b, id, pid, nr) && cpu < b->nr_cpus)
 			write_event(b, cpu, ts, pid, encode, arg);
 	}
-	if (unlikely(READ_ONCE(pbt_fault_recurse)))
+	if (static_branch_unlikely(&pbt_fault_recurse))
 		pbt_emit_syscall(id, nr, encode, arg);	/* dropped and counted */
 	*nesting = 0;
 out:
@@ -697,24 +697,27 @@ u32 pbt_buffer_nr_chunks(struct pbt_buffer *b)
  */
 static int oldest_sealed(struct pbt_buffer *b, u64 *seq)
 {
-	u32 i, n = pbt_buffer_nr_chunks(b);
+	u32 i, end, n = pbt_buffer_nr_chunks(b);
 	u64 best_seq = U64_MAX;
 	int best = -1;
 
-	for (i = 0; i < n; i++) {
-		struct pbtrace_chunk_meta *m = &b->meta[i];
-		u64 s;
+	/*
+	 * Blocks of 4096 with the yield between them: a test of i in the
+	 * inner loop cost the storm benchmark 17 instructions an event.
+	 */
+	for (i = 0; i < n; cond_resched()) {
+		for (end = min(n, i + 4096); i < end; i++) {
+			struct pbtrace_chunk_meta *m = &b->meta[i];
+			u64 s;
 
-		if ((i & 4095) == 4095)
-			cond_resched();
-
-		/* Acquire: pairs with seal_chunk(), so seq is the sealed one. */
-		if (smp_load_acquire(&m->state) != PBTRACE_CHUNK_SEALED)
-			continue;
-		s = READ_ONCE(m->seq);
-		if (s < best_seq) {
-			best_seq = s;
-			best = i;
+			/* Acquire: pairs with seal_chunk(): seq is the sealed one. */
+			if (smp_load_acquire(&m->state) != PBTRACE_CHUNK_SEALED)
+				continue;
+			s = READ_ONCE(m->seq);
+			if (s < best_seq) {
+				best_seq = s;
+				best = i;
+			}
 		}
 	}
 	*seq = best_seq;

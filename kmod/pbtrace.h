@@ -15,6 +15,7 @@
 #define _PBTRACE_H
 
 #include <linux/types.h>
+#include <linux/jump_label.h>
 #include <linux/kref.h>
 #include <linux/wait.h>
 #include <linux/list.h>
@@ -220,7 +221,7 @@ void pbt_emit(int id, pbt_encode_fn encode, const void *arg);
 void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg);
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
-extern unsigned int pbt_fault_recurse;
+DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);
 
 /* device.c */
 int pbt_device_init(void);
