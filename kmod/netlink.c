@@ -388,6 +388,17 @@ out:
 	return ret;
 }
 
+/* The PBTRACE_A_SESSION_ID a command needs. */
+static int session_id(struct genl_info *info, u32 *id)
+{
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_ID)) {
+		NL_SET_ERR_MSG(info->extack, "needs a session id");
+		return -EINVAL;
+	}
+	*id = nla_get_u32(info->attrs[PBTRACE_A_SESSION_ID]);
+	return 0;
+}
+
 /* SET_SESSION: a CONFIGURED session's config, output and/or buffers. */
 static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 {
@@ -397,11 +408,9 @@ static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 	u32 id;
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_ID)) {
-		NL_SET_ERR_MSG(info->extack, "needs a session id");
-		return -EINVAL;
-	}
-	id = nla_get_u32(info->attrs[PBTRACE_A_SESSION_ID]);
+	ret = session_id(info, &id);
+	if (ret)
+		return ret;
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
@@ -454,11 +463,9 @@ static int pbt_nl_session_op(struct sk_buff *skb, struct genl_info *info)
 	u32 id;
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_ID)) {
-		NL_SET_ERR_MSG(info->extack, "needs a session id");
-		return -EINVAL;
-	}
-	id = nla_get_u32(info->attrs[PBTRACE_A_SESSION_ID]);
+	ret = session_id(info, &id);
+	if (ret)
+		return ret;
 	switch (cmd) {
 	case PBTRACE_CMD_START_SESSION:
 		ret = pbt_session_start(id);

@@ -44,27 +44,35 @@ struct check {
 	size_t errlen;
 };
 
+/* Append a formatted line to the array *v of *n (dropped if out of memory). */
+static void push_line(char ***v, size_t *n, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void push_line(char ***v, size_t *n, const char *fmt, va_list ap)
+{
+	char **w, *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return;
+	w = realloc(*v, (*n + 1) * sizeof(*w));
+	if (!w) {
+		free(s);
+		return;
+	}
+	*v = w;
+	w[(*n)++] = s;
+}
+
 static void add_warning(struct pbt_config *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void add_warning(struct pbt_config *c, const char *fmt, ...)
 {
-	char **w, *s = NULL;
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	push_line(&c->warnings, &c->nr_warnings, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return;
-	w = realloc(c->warnings, (c->nr_warnings + 1) * sizeof(*w));
-	if (!w) {
-		free(s);
-		return;
-	}
-	c->warnings = w;
-	w[c->nr_warnings++] = s;
 }
 
 static void add_notice(struct pbt_config *c, const char *fmt, ...)
@@ -72,22 +80,11 @@ static void add_notice(struct pbt_config *c, const char *fmt, ...)
 
 static void add_notice(struct pbt_config *c, const char *fmt, ...)
 {
-	char **w, *s = NULL;
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	push_line(&c->notices, &c->nr_notices, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return;
-	w = realloc(c->notices, (c->nr_notices + 1) * sizeof(*w));
-	if (!w) {
-		free(s);
-		return;
-	}
-	c->notices = w;
-	w[c->nr_notices++] = s;
 }
 
 /* "file:line:col: " when the text said where m.field[index] was set,

@@ -36,54 +36,18 @@ W=$(mktemp -d /tmp/config_fields.XXXXXX)
 LOG=$W/traced.log
 TRACED=
 SMALL=
+TCTL_TIMEOUT=120
+. "$TOP/selftests/pbtrace/traced_lib.sh"
 
-note() { echo "# $*"; }
 # expect NAME: a TAP line from the status of the command just run.
 expect() { local rc=$?; if [ $rc -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; return $rc; }
 
 protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto || {
 	echo "not ok 1 - compile Perfetto's schema from $SCHEMA"; echo "1..1"; exit 1; }
-decode() {
-	protoc --descriptor_set_in="$W/schema.pb" --decode=perfetto.protos.Trace \
-		perfetto_trace.proto <"$1" >"$1.txt" 2>"$1.err"
-}
-# The lines of the packets' NAME blocks (protoc text: two-space indents).
-section() { awk -v n="$1" '$0 == "  " n " {" {f=1; next} /^  }/ {f=0} f' "$2"; }
-count() { grep -c -- "$1" "$2"; }
 
-start_traced() {
-	: >"$LOG"
-	"$U/traced" 2>>"$LOG" &
-	TRACED=$!
-	local i
-	for i in $(seq 300); do
-		grep -q "ready" "$LOG" && return 0
-		kill -0 "$TRACED" 2>/dev/null || break
-		sleep 0.1
-	done
-	note "traced did not start:"; sed 's/^/#   /' "$LOG"
-	return 1
-}
 
-stop_traced() {
-	[ -n "$TRACED" ] || return 0
-	kill -TERM "$TRACED" 2>/dev/null
-	wait "$TRACED"
-	TRACED=
-}
 
-# Until traced logged the end of session NAME.
-wait_done() {
-	local i
-	for i in $(seq "${2:-300}"); do
-		grep -q "($1): finished" "$LOG" && return 0
-		sleep 0.1
-	done
-	note "session $1 did not finish; traced log:"; sed 's/^/#   /' "$LOG"
-	return 1
-}
 
-tctl() { timeout 120 "$U/tracectl" "$@"; }
 cfg() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
 # light SECS: a few wakeups a second, so there are events but small files.
 light() { timeout "$1" bash -c 'while :; do sleep 0.05; done' & }

@@ -17,6 +17,7 @@ U=${PBTRACE_USER_BUILD:-$TOP/user/build}
 RECORDS=$TOP/selftests/pbtrace/build/traced_records
 SCHEMA=${PBTRACE_SCHEMA_DIR:-$TOP/../shared/perfetto}
 W=$(mktemp -d /tmp/traced_test.XXXXXX)
+. "$TOP/selftests/pbtrace/traced_lib.sh"
 LOG=$W/traced.log
 TRACED=
 n=0
@@ -28,19 +29,11 @@ nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name"; return 1; fi; }
 # expect NAME: one TAP line from the status of the command just run.
 expect() { local rc=$?; if [ $rc -eq 0 ]; then ok "$1"; else nok "$1"; fi; return $rc; }
-note() { echo "# $*"; }
 
 # Perfetto's schema, compiled once: parsing the .proto text is most of
 # what protoc costs per call under TCG.
 protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto || exit 1
-decode() {
-	protoc --descriptor_set_in="$W/schema.pb" --decode=perfetto.protos.Trace \
-		perfetto_trace.proto <"$1" >"$1.txt" 2>"$1.err"
-}
 
-# Lines of the packets' NAME blocks (protoc text output, two-space indents).
-section() { awk -v n="$1" '$0 == "  " n " {" {f=1; next} /^  }/ {f=0} f' "$2"; }
-count() { grep -c -- "$1" "$2"; }
 # Event types in a decoded trace, one per event.
 event_types() { section ftrace_events "$1" | awk '/^      [a-z_0-9]+ \{$/ {print $1}'; }
 event_pids() { section ftrace_events "$1" | awk '/^      pid: / {print $2}'; }
@@ -103,42 +96,9 @@ freeze() {
 	sed 's/^/#   kernel: /' "$2"
 }
 
-start_traced() {
-	: >"$LOG"
-	"$@" "$U/traced" 2>>"$LOG" &
-	TRACED=$!
-	local i
-	for i in $(seq 300); do
-		grep -q "ready" "$LOG" && return 0
-		kill -0 "$TRACED" 2>/dev/null || break
-		sleep 0.1
-	done
-	note "traced did not start:"; sed 's/^/#   /' "$LOG"
-	return 1
-}
 
-stop_traced() {
-	[ -n "$TRACED" ] || return 0
-	kill -TERM "$TRACED" 2>/dev/null
-	wait "$TRACED"
-	local rc=$?
-	TRACED=
-	return $rc
-}
 
-# Wait until traced logged the end of session NAME (it closed the file).
-wait_done() {
-	local name=$1 limit=${2:-300} i
-	for i in $(seq "$limit"); do
-		grep -q "($name): finished" "$LOG" && return 0
-		sleep 0.1
-	done
-	note "session $name did not finish; traced log:"; sed 's/^/#   /' "$LOG"
-	return 1
-}
 
-# tracectl, bounded: a hang is a failure, not a stuck guest.
-tctl() { timeout 60 "$U/tracectl" "$@"; }
 
 # A process with a comm of our own, so the process tree can be checked.
 cp /bin/sleep "$W/pbtwork"

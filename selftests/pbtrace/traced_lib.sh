@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the guest tests that run traced and tracectl (traced_test.sh,
+# config_fields_test.sh): start and stop traced, wait for a session's
+# file, decode it with Perfetto's schema and pick blocks out of the text.
+# The caller sets U (user build dir), W (scratch dir), LOG (traced's log)
+# and TRACED= and compiles the schema into $W/schema.pb.
+
+note() { echo "# $*"; }
+
+decode() {
+	protoc --descriptor_set_in="$W/schema.pb" --decode=perfetto.protos.Trace \
+		perfetto_trace.proto <"$1" >"$1.txt" 2>"$1.err"
+}
+
+# Lines of the packets' NAME blocks (protoc text output, two-space indents).
+section() { awk -v n="$1" '$0 == "  " n " {" {f=1; next} /^  }/ {f=0} f' "$2"; }
+count() { grep -c -- "$1" "$2"; }
+
+# start_traced [PREFIX...]: traced in the background (under PREFIX, e.g.
+# valgrind), until it says it is ready.
+start_traced() {
+	: >"$LOG"
+	"$@" "$U/traced" 2>>"$LOG" &
+	TRACED=$!
+	local i
+	for i in $(seq 300); do
+		grep -q "ready" "$LOG" && return 0
+		kill -0 "$TRACED" 2>/dev/null || break
+		sleep 0.1
+	done
+	note "traced did not start:"; sed 's/^/#   /' "$LOG"
+	return 1
+}
+
+# SIGTERM is a clean exit for traced; returns its status.
+stop_traced() {
+	[ -n "$TRACED" ] || return 0
+	kill -TERM "$TRACED" 2>/dev/null
+	wait "$TRACED"
+	local rc=$?
+	TRACED=
+	return $rc
+}
+
+# wait_done NAME [TRIES]: until traced logged the end of session NAME (it
+# closed the file), TRIES times 0.1 s (default 300).
+wait_done() {
+	local name=$1 limit=${2:-300} i
+	for i in $(seq "$limit"); do
+		grep -q "($name): finished" "$LOG" && return 0
+		sleep 0.1
+	done
+	note "session $name did not finish; traced log:"; sed 's/^/#   /' "$LOG"
+	return 1
+}
+
+# tracectl, bounded: a hang is a failure, not a stuck guest.
+tctl() { timeout "${TCTL_TIMEOUT:-60}" "$U/tracectl" "$@"; }
