@@ -288,18 +288,7 @@ trap cleanup EXIT
 
 echo "TAP version 13"
 ALL="size drain snapshot syscalls reconfigure errors"
-for t in $ALL; do
-	case " ${CONFIG_FIELDS_ONLY:-$ALL} " in *" $t "*) ;; *) continue ;; esac
-	if [ -z "$TRACED" ] && ! start_traced; then
-		not_ok "$t: traced starts"
-		continue
-	fi
-	note "--- $t"
-	t0=$SECONDS
-	"test_$t"
-	note "$t took $((SECONDS - t0)) s"
-done
-stop_traced
+run_groups "$ALL" "${CONFIG_FIELDS_ONLY:-$ALL}" not_ok
 # With PBTRACE_USER_BUILD=user/build-san: any ASan/UBSan report fails.
 if ldd "$U/traced" | grep -q libasan; then
 	bad=$(grep -l -E "ERROR: (Address|Leak)Sanitizer|runtime error" "$LOG" "$W"/*.out 2>/dev/null | tr '\n' ' ')

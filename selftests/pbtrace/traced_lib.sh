@@ -57,3 +57,23 @@ wait_done() {
 
 # tracectl, bounded: a hang is a failure, not a stuck guest.
 tctl() { timeout "${TCTL_TIMEOUT:-60}" "$U/tracectl" "$@"; }
+
+# run_groups "ALL" "ONLY" NOT_OK: each group of ALL that ONLY names, as
+# test_GROUP, with traced started first if it is not running (a failure to
+# start is reported with the caller's NOT_OK function); traced stopped at
+# the end.
+run_groups() {
+	local t t0
+	for t in $1; do
+		case " $2 " in *" $t "*) ;; *) continue ;; esac
+		if [ -z "$TRACED" ] && ! start_traced; then
+			"$3" "$t: traced starts"
+			continue
+		fi
+		note "--- $t"
+		t0=$SECONDS
+		"test_$t"
+		note "$t took $((SECONDS - t0)) s"
+	done
+	stop_traced
+}

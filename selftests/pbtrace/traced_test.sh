@@ -772,17 +772,6 @@ echo "TAP version 13"
 ALL="basic buffers streaming duration max_size triggers two_sessions tids stats daemon restart stopped_down errors valgrind"
 ONLY=${TRACED_TEST_ONLY:-basic buffers streaming duration max_size}
 [ "$ONLY" = all ] && ONLY=$ALL
-for t in $ALL; do
-	case " $ONLY " in *" $t "*) ;; *) continue ;; esac
-	if [ -z "$TRACED" ] && ! start_traced; then
-		nok "$t: traced starts"
-		continue
-	fi
-	note "--- $t"
-	t0=$SECONDS
-	"test_$t"
-	note "$t took $((SECONDS - t0)) s"
-done
-stop_traced
+run_groups "$ALL" "$ONLY" nok
 echo "1..$n"
 [ "$failed" -eq 0 ]
