@@ -875,6 +875,20 @@ static size_t put_buffers(struct raw_msg *m, size_t off,
 	return off;
 }
 
+/* raw_send() of a command with a reply: its attributes in *attrs, *rem. */
+static int raw_call(struct raw *r, struct raw_msg *m, int cmd, size_t off,
+		    void **attrs, int *rem)
+{
+	int ret = raw_send(r, m, cmd, off);
+
+	if (ret)
+		return ret;
+	if (!raw_reply_len)
+		return -ENODATA;
+	*attrs = genl_attrs((struct nlmsghdr *)raw_reply_buf, rem);
+	return 0;
+}
+
 /* NEW_SESSION by hand; 0 and *id, or the kernel's -errno (extack in r). */
 static int raw_new(struct raw *r, struct raw_msg *m, const char *name,
 		   const char *output, const struct raw_buffer *b, int n,
@@ -889,12 +903,9 @@ static int raw_new(struct raw *r, struct raw_msg *m, const char *name,
 	if (output)
 		put_str(m, &off, PBTRACE_A_SESSION_OUTPUT, output);
 	off = put_buffers(m, off, b, n);
-	ret = raw_send(r, m, PBTRACE_CMD_NEW_SESSION, off);
+	ret = raw_call(r, m, PBTRACE_CMD_NEW_SESSION, off, &attrs, &rem);
 	if (ret)
 		return ret;
-	if (!raw_reply_len)
-		return -ENODATA;
-	attrs = genl_attrs((struct nlmsghdr *)raw_reply_buf, &rem);
 	a = attr_get(attrs, rem, PBTRACE_A_SESSION_ID);
 	if (!a)
 		return -ENODATA;
@@ -912,12 +923,9 @@ static int raw_syscalls(struct raw *r, struct raw_msg *m, uint32_t id,
 	void *attrs;
 
 	put_u32(m, &off, PBTRACE_A_SESSION_ID, id);
-	ret = raw_send(r, m, PBTRACE_CMD_GET_SESSION, off);
+	ret = raw_call(r, m, PBTRACE_CMD_GET_SESSION, off, &attrs, &rem);
 	if (ret)
 		return ret;
-	if (!raw_reply_len)
-		return -ENODATA;
-	attrs = genl_attrs((struct nlmsghdr *)raw_reply_buf, &rem);
 	bufs = attr_get(attrs, rem, PBTRACE_A_SESSION_BUFFERS);
 	if (!bufs)
 		return -ENODATA;
