@@ -11,10 +11,13 @@
 #   make dkms-install    install the module source under DKMS
 #   make dkms-uninstall
 
-# The running kernel's build dir, else the newest one installed.
-KVER ?= $(shell uname -r)
-# make's $(sort) is textual (6.1.0-9 > 6.1.0-10): ask sort -V for the newest.
-KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build),$(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1))
+# The kernel to build for: KVER= if given, else what tools/deps --kver
+# picks (the running kernel, else Debian's default, else the newest; it says
+# which on stderr when several are installed). KDIR= overrides the tree.
+ifeq ($(origin KVER)$(origin KDIR),undefinedundefined)
+KVER := $(shell tools/deps --kver)
+endif
+KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 PACKAGE_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 .PHONY: all module user check demo style dkms-install dkms-uninstall clean
@@ -22,12 +25,13 @@ PACKAGE_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 all: module user
 
 module:
-	@test -n "$(KDIR)" || { echo "no kernel build dir: install linux-headers or set KDIR=" >&2; exit 1; }
+	@test -n "$(KDIR)" -a -d "$(KDIR)" || { echo "no kernel build dir '$(KDIR)': install linux-headers, or set KVER= or KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 user:
 	$(MAKE) -C user
 
+# KVER= given to make reaches them through the environment: one kernel only.
 check:
 	tools/check
 
@@ -60,8 +64,7 @@ style:
 
 # ---- DKMS: what a fleet machine runs ---------------------------------------------
 
-# The running kernel if its headers are here, else the one tools/deps picks.
-DKMS_KVER ?= $(if $(wildcard /lib/modules/$(shell uname -r)/build),$(shell uname -r),$(shell tools/deps --kver))
+DKMS_KVER ?= $(or $(KVER),$(shell tools/deps --kver))
 DKMS_SRC = /usr/src/pbtrace-$(PACKAGE_VERSION)
 DKMS_EXCLUDE = --exclude-vcs --exclude=./out --exclude=./gen --exclude='./user/build*' \
 	--exclude=./selftests/pbtrace/build --exclude='*.o' --exclude='*.ko' \

@@ -41,10 +41,27 @@ host_setup() {
 		bash -c "dkms status pbtrace -k '$KVER' | grep -q ': installed'"
 	check "modules.dep names the DKMS file" \
 		grep -q "^updates/dkms/pbtrace.ko:" "/lib/modules/$KVER/modules.dep"
+	signed_by_mok
+}
+
+# Debian's dkms signs what it builds with its machine owner key
+# (/var/lib/dkms/mok.key, made on first use): the key the module names must
+# be that certificate's, as openssl reads it (a Secure Boot machine enrolls
+# it with mokutil --import /var/lib/dkms/mok.pub; see README.md).
+MOK_CERT=/var/lib/dkms/mok.pub
+signed_by_mok() {
+	local key serial signer
+	key=$(modinfo -F sig_key "$DEST/pbtrace.ko" 2>/dev/null | tr -d ':\n')
+	signer=$(modinfo -F signer "$DEST/pbtrace.ko" 2>/dev/null)
+	serial=$(openssl x509 -inform DER -in "$MOK_CERT" -noout -serial 2>/dev/null)
+	serial=${serial#serial=}
+	echo "# signer '${signer:-none}', key ${key:-none}; $MOK_CERT serial ${serial:-unreadable}"
+	check "the DKMS module is signed with the key of $MOK_CERT" \
+		test -n "$key" -a "${key^^}" = "${serial^^}"
 }
 
 guest() {
-	N=4
+	N=5
 	local path
 	path=$(modinfo -k "$KVER" -n pbtrace 2>/dev/null)
 	check "modinfo -n pbtrace resolves to $DEST/pbtrace.ko (got '${path:-nothing}')" \
@@ -66,7 +83,7 @@ guest() {
 }
 
 host_cleanup() {
-	N=9
+	N=10
 	local log=$TOP/out/dkms-uninstall.log
 	if make -C "$TOP" --no-print-directory dkms-uninstall >"$log" 2>&1; then
 		ok "make dkms-uninstall"
