@@ -1179,9 +1179,14 @@ static void flags_text(FILE *f, const struct pbt_config_flags *fl)
 		fprintf(f, "trace_all_machines: true\n");
 	if (fl->duration_ms)
 		fprintf(f, "duration_ms: %u\n", fl->duration_ms);
+	/*
+	 * Streaming flushes at the write period too: flush_period_ms says so,
+	 * or trace_processor flags the file (config_write_into_file_no_flush:
+	 * the end of a streamed trace could be missing without flushes).
+	 */
 	if (fl->file_write_period_ms)
-		fprintf(f, "write_into_file: true\nfile_write_period_ms: %u\n",
-			fl->file_write_period_ms);
+		fprintf(f, "write_into_file: true\nfile_write_period_ms: %u\nflush_period_ms: %u\n",
+			fl->file_write_period_ms, fl->file_write_period_ms);
 	if (fl->name) {
 		fprintf(f, "unique_session_name: ");
 		put_string(f, fl->name);

@@ -49,6 +49,14 @@ enum {
 
 #define DEFAULT_RECORD_MS 10000
 #define DEFAULT_SIZE_KB 8192
+/*
+ * Without -c, sessions stream into their file, as trace-cmd record, perf
+ * record and lttng do: traced copies each chunk as it is sealed and
+ * flushes the partly filled ones this often, so the file grows while
+ * tracing and a recording keeps all of its workload. --ring asks for
+ * Perfetto's flight recorder instead (read at stop).
+ */
+#define STREAM_PERIOD_MS 1000
 #define WAIT_TICK_MS 200
 
 static volatile sig_atomic_t interrupted;
@@ -66,8 +74,13 @@ static void usage(FILE *f)
 "\n"
 "Commands:\n"
 "  start [-c CONFIG] [-e EVENT]... [-b SIZE_KB] [--fill ring|discard]\n"
-"        [-t DURATION] [-o OUT] [-p PID]... [-n NAME] [-A] [-m MACHINE]...\n"
-"        Create and start a session; traced writes it to OUT.\n"
+"        [--ring] [-t DURATION] [-o OUT] [-p PID]... [-n NAME] [-A]\n"
+"        [-m MACHINE]...\n"
+"        Create and start a session; traced writes it to OUT, streaming:\n"
+"        chunks reach the file while tracing (flushed every second).\n"
+"        --ring: a flight recorder instead, the kernel buffer read at stop\n"
+"        (keeps the last SIZE_KB; --fill discard keeps the first). A -c\n"
+"        config keeps Perfetto's meaning (write_into_file to stream).\n"
 "        -c takes a Perfetto TraceConfig, text (.pbtx) or binary; without\n"
 "        -c the flags build one. -o and -n also override a config's\n"
 "        output_path and unique_session_name. Default OUT: NAME.pftrace\n"
@@ -293,16 +306,18 @@ struct start_opts {
 	const char *machines[PBTRACE_MAX_MACHINE_NAMES];
 	size_t nr_machines;
 	bool all_machines;
-	bool flags_given;		/* any of -e -b --fill -t -p -m -A */
+	bool ring;			/* --ring: flight recorder, read at stop */
+	bool flags_given;		/* any of -e -b --fill --ring -t -p -m -A */
 };
 
-enum { OPT_FILL = 256, OPT_WAIT, OPT_WATCH, OPT_HELP };
+enum { OPT_FILL = 256, OPT_RING, OPT_WAIT, OPT_WATCH, OPT_HELP };
 
 static const struct option start_options[] = {
 	{ "config", required_argument, NULL, 'c' },
 	{ "event", required_argument, NULL, 'e' },
 	{ "buffer-size", required_argument, NULL, 'b' },
 	{ "fill", required_argument, NULL, OPT_FILL },
+	{ "ring", no_argument, NULL, OPT_RING },
 	{ "duration", required_argument, NULL, 't' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -332,6 +347,9 @@ static int parse_start_opt(int c, struct start_opts *o)
 		o->fill = pbt_fill_policy_from_name(optarg);
 		if (o->fill < 0)
 			return usage_error("--fill wants 'ring' or 'discard', not '%s'", optarg);
+		break;
+	case OPT_RING:
+		o->ring = true;
 		break;
 	case 't':
 		o->duration_ms = parse_duration_ms(optarg);
@@ -389,7 +407,7 @@ static int parse_start(int argc, char **argv, struct start_opts *o)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (o->config && o->flags_given)
-		return usage_error("-c CONFIG describes the session: -e -b --fill -t -p -m -A go in the config (only -o and -n override it)");
+		return usage_error("-c CONFIG describes the session: -e -b --fill --ring -t -p -m -A go in the config (only -o and -n override it)");
 	return EXIT_OK;
 }
 
@@ -487,6 +505,7 @@ static int load_config(const struct start_opts *o, const struct event_list *l,
 		f.size_kb = o->size_kb ? o->size_kb : DEFAULT_SIZE_KB;
 		f.fill_policy = o->fill < 0 ? PBTRACE_FILL_RING_BUFFER : (uint32_t)o->fill;
 		f.duration_ms = o->duration_ms > 0 ? (uint32_t)o->duration_ms : 0;
+		f.file_write_period_ms = o->ring ? 0 : STREAM_PERIOD_MS;
 		f.output = abs_out;
 		f.name = o->name;
 		f.pids = o->pids;
