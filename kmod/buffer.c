@@ -89,6 +89,9 @@ struct pbt_buffer {
 	wait_queue_head_t flush_wq;	/* flusher waits for every CPU */
 	u32 flush_gen;
 	spinlock_t read_lock;		/* chunks_read updates by readers */
+	u32 *rd;			/* [nr_cpus] reader cursors, see oldest_of_cpu() */
+	unsigned long *ungot;		/* chunks put back unread, not yet retaken */
+	atomic_t nr_ungot;
 	struct list_head node;		/* all_buffers, for CPU hotplug */
 	bool active;
 	bool retired;			/* replaced by SET_SESSION */
@@ -607,7 +610,9 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	if (ret)
 		goto err;
 	b->w = kcalloc(b->nr_cpus, sizeof(*b->w), GFP_KERNEL);
-	if (!b->w) {
+	b->rd = kcalloc(b->nr_cpus, sizeof(*b->rd), GFP_KERNEL);
+	b->ungot = bitmap_zalloc(pbt_buffer_nr_chunks(b), GFP_KERNEL);
+	if (!b->w || !b->rd || !b->ungot) {
 		ret = -ENOMEM;
 		goto err;
 	}
@@ -625,6 +630,9 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	return b;
 
 err:
+	bitmap_free(b->ungot);
+	kfree(b->rd);
+	kfree(b->w);
 	bitmap_free(b->syscalls);
 	vfree(b->vmem);
 	kfree(b);
@@ -645,6 +653,8 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 		flush_csd_wait(&b->w[cpu]);
 	irq_work_sync(&b->wake_work);
 	bitmap_free(b->syscalls);
+	bitmap_free(b->ungot);
+	kfree(b->rd);
 	kfree(b->w);
 	vfree(b->vmem);
 	kfree(b);
@@ -692,36 +702,109 @@ u32 pbt_buffer_nr_chunks(struct pbt_buffer *b)
 }
 
 /*
- * The sealed chunk with the lowest seq, or -1. A scan of every chunk: a
- * 1 GiB buffer of 4 KiB chunks has 256 Ki of them, so let others run.
+ * Reading in O(1) per chunk. A CPU's writer fills its ring in ring order,
+ * so its sealed chunks are in seal order from the writer's position on,
+ * and the reader, oldest first, leaves the chunks it has read behind its
+ * cursor rd. The oldest unread chunk of a CPU is then one of two:
+ *
+ *  - the first sealed chunk from rd on, before the writer's position
+ *    (the writer is ahead of the reader: the usual case);
+ *  - the first sealed chunk from the writer's position on, past the ones
+ *    the writer and readers hold (the writer lapped the reader and
+ *    overwrote what was behind rd, RING_BUFFER), not past a free one.
+ *
+ * Both walks stop within the few chunks someone holds, so a drained ring
+ * costs nothing to look at. A chunk put back unread (a reader died) is
+ * out of ring order: while any is, that CPU's ring is scanned whole.
  */
-static int oldest_sealed(struct pbt_buffer *b, u64 *seq)
+static int first_sealed(struct pbt_buffer *b, u32 cpu, u32 from, u32 stop,
+			bool stop_at_free)
 {
-	u32 i, end, n = pbt_buffer_nr_chunks(b);
+	u32 k, idx, state;
+
+	for (k = 0; k < b->chunks_per_cpu; k++) {
+		idx = (from + k) % b->chunks_per_cpu;
+		if (k && idx == stop)
+			break;
+		/* Acquire: pairs with seal_chunk(): seq is the sealed one. */
+		state = smp_load_acquire(&chunk_meta(b, cpu, idx)->state);
+		if (state == PBTRACE_CHUNK_SEALED)
+			return idx;
+		if (state == PBTRACE_CHUNK_FREE && stop_at_free)
+			break;
+	}
+	return -1;
+}
+
+static int lowest_seq_of_cpu(struct pbt_buffer *b, u32 cpu)
+{
 	u64 best_seq = U64_MAX;
 	int best = -1;
+	u32 i;
 
-	/*
-	 * Blocks of 4096 with the yield between them: a test of i in the
-	 * inner loop cost the storm benchmark 17 instructions an event.
-	 */
-	for (i = 0; i < n; cond_resched()) {
-		for (end = min(n, i + 4096); i < end; i++) {
-			struct pbtrace_chunk_meta *m = &b->meta[i];
-			u64 s;
+	for (i = 0; i < b->chunks_per_cpu; i++) {
+		struct pbtrace_chunk_meta *m = chunk_meta(b, cpu, i);
 
-			/* Acquire: pairs with seal_chunk(): seq is the sealed one. */
-			if (smp_load_acquire(&m->state) != PBTRACE_CHUNK_SEALED)
-				continue;
-			s = READ_ONCE(m->seq);
-			if (s < best_seq) {
-				best_seq = s;
-				best = i;
-			}
+		/* Acquire: pairs with seal_chunk(): seq is the sealed one. */
+		if (smp_load_acquire(&m->state) == PBTRACE_CHUNK_SEALED &&
+		    READ_ONCE(m->seq) < best_seq) {
+			best_seq = READ_ONCE(m->seq);
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* Index in this CPU's ring of its oldest sealed chunk, or -1. */
+static int oldest_of_cpu(struct pbt_buffer *b, u32 cpu, u64 *seq)
+{
+	u32 wn = READ_ONCE(b->w[cpu].next) % b->chunks_per_cpu;
+	u32 rd = READ_ONCE(b->rd[cpu]) % b->chunks_per_cpu;
+	int ahead, lapped, best;
+
+	if (atomic_read(&b->nr_ungot)) {
+		best = lowest_seq_of_cpu(b, cpu);
+	} else {
+		ahead = rd == wn ? -1 : first_sealed(b, cpu, rd, wn, false);
+		lapped = first_sealed(b, cpu, wn, wn, true);
+		best = ahead;
+		if (best < 0 || (lapped >= 0 &&
+				 READ_ONCE(chunk_meta(b, cpu, lapped)->seq) <
+				 READ_ONCE(chunk_meta(b, cpu, ahead)->seq)))
+			best = lapped;
+	}
+	if (best >= 0)
+		*seq = READ_ONCE(chunk_meta(b, cpu, best)->seq);
+	return best;
+}
+
+/* The sealed chunk with the lowest seq of all CPUs, or -1: O(CPUs). */
+static int oldest_sealed(struct pbt_buffer *b, u64 *seq)
+{
+	u64 best_seq = U64_MAX, s;
+	int best = -1, i;
+	u32 cpu;
+
+	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
+		i = oldest_of_cpu(b, cpu, &s);
+		if (i >= 0 && s < best_seq) {
+			best_seq = s;
+			best = cpu * b->chunks_per_cpu + i;
 		}
 	}
 	*seq = best_seq;
 	return best;
+}
+
+/* A chunk taken: the cursor moves past it; a retaken put-back one counts. */
+static void taken(struct pbt_buffer *b, u32 index)
+{
+	u32 cpu = index / b->chunks_per_cpu;
+
+	WRITE_ONCE(b->rd[cpu], (index % b->chunks_per_cpu + 1) % b->chunks_per_cpu);
+	if (unlikely(atomic_read(&b->nr_ungot)) &&
+	    test_and_clear_bit(index, b->ungot))
+		atomic_dec(&b->nr_ungot);
 }
 
 int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req)
@@ -747,6 +830,7 @@ int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req)
 				PBTRACE_CHUNK_SEALED);
 			continue;
 		}
+		taken(b, i);
 		req->index = i;
 		req->cpu = i / b->chunks_per_cpu;
 		req->offset = b->hdr->data_offset + (u64)i * b->chunk_size;
@@ -776,20 +860,26 @@ int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index)
 
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index)
 {
-	if (index < pbt_buffer_nr_chunks(b))
-		cmpxchg(&b->meta[index].state, PBTRACE_CHUNK_READING,
-			PBTRACE_CHUNK_SEALED);
+	if (index >= pbt_buffer_nr_chunks(b))
+		return;
+	/*
+	 * Counted before it is visible as sealed (cmpxchg is fully ordered),
+	 * so no reader walks past it in ring order.
+	 */
+	if (!test_and_set_bit(index, b->ungot))
+		atomic_inc(&b->nr_ungot);
+	if (cmpxchg(&b->meta[index].state, PBTRACE_CHUNK_READING,
+		    PBTRACE_CHUNK_SEALED) != PBTRACE_CHUNK_READING &&
+	    test_and_clear_bit(index, b->ungot))
+		atomic_dec(&b->nr_ungot);
 	wake_up_interruptible(b->wq);
 }
 
 bool pbt_buffer_has_sealed(struct pbt_buffer *b)
 {
-	u32 i, n = pbt_buffer_nr_chunks(b);
+	u64 seq;
 
-	for (i = 0; i < n; i++)
-		if (READ_ONCE(b->meta[i].state) == PBTRACE_CHUNK_SEALED)
-			return true;
-	return false;
+	return oldest_sealed(b, &seq) >= 0;
 }
 
 /*
