@@ -23,6 +23,7 @@
 #include "compat.h"
 #include "core/pb.h"
 #include "pbtrace_fields.h"
+#include "pbtrace_arity.h"
 
 /*
  * Length prefix of the oneof message: every message here but exec's stays
@@ -320,21 +321,32 @@ static void probe_task_rename(void *data, struct task_struct *task,
 	pbt_emit(PBT_EV_TASK_RENAME, enc_rename, &a);
 }
 
-/* raw_syscalls: sys_enter (id + 6 args, repeated not packed), sys_exit */
+/*
+ * raw_syscalls: sys_enter (id + the syscall's arguments, repeated not
+ * packed), sys_exit. Only as many arguments as the syscall takes
+ * (gen/pbtrace_arity.h, from this kernel's prototypes; 6 where unknown):
+ * the other registers hold whatever the caller left there, up to 10
+ * bytes each of noise (getppid's six cost 20-40 bytes an event).
+ */
 
 struct sys_enter_args {
 	long id;
 	unsigned long args[6];
 };
 
+static unsigned int sys_arity(long id)
+{
+	return id >= 0 && id < PBT_ARITY_NR ? pbt_syscall_arity[id] : 6;
+}
+
 static void enc_sys_enter(struct pb_buf *pb, const void *arg)
 {
 	const struct sys_enter_args *a = arg;
 	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_SYS_ENTER, MSG_WIDTH);
-	int i;
+	unsigned int i, n = sys_arity(a->id);
 
 	pb_sint(pb, PB_SYSENTERFTRACEEVENT_ID, a->id);
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < n; i++)
 		pb_varint(pb, PB_SYSENTERFTRACEEVENT_ARGS, a->args[i]);
 	pb_nest_end(pb, len, MSG_WIDTH);
 }

@@ -7,8 +7,8 @@
 # than that CPU's share of the default 8 MiB buffer), inside a 6 s record
 # with the issue's events and default settings: exactly K sys_enter id 110
 # for the burst's pid, nothing lost, by Perfetto's schema and by the real
-# trace_processor. The negative control is the flight recorder (--ring),
-# which must lose the burst to overwrites and say so. Run in a guest with
+# trace_processor. The negative control is the flight recorder (--ring,
+# a 2 MiB ring), which must lose the burst to overwrites and say so. Run in a guest with
 # pbtrace.ko loaded (tools/check's main guest). Prints TAP.
 set -u
 
@@ -25,7 +25,9 @@ TRACED=
 . "$HERE/tp.sh"
 
 K=20000
-FILL=100000
+# ~36 bytes a getppid (sys_enter + sys_exit): 5 MiB on CPU 0, more than its
+# share of the default 8 MiB buffer on 2 CPUs.
+FILL=120000
 GETPPID=110	# x86_64
 EVENTS=(-e sched/sched_switch -e sched/sched_waking -e raw_syscalls/sys_enter
 	-e raw_syscalls/sys_exit -e task/task_newtask)
@@ -108,8 +110,56 @@ else
 	ok "default record: trace_processor stats # SKIP $TP_WHY"
 fi
 
+# -- sys_enter carries the syscall's own arguments, no more ----------------------
+# The referee is the kernel's syscall metadata in tracefs (the fields of
+# syscalls/sys_enter_NAME after __syscall_nr, NAME from <asm/unistd.h>, or
+# newNAME as the kernel calls uname and stat); a syscall tracefs does not
+# describe keeps all six. Arch-specific syscalls have no prototype in the
+# headers the module is built from (arch_prctl, rt_sigreturn): those keep
+# all six too, which loses nothing; fewer than tracefs lists never passes.
+UNISTD=$(printf '#include <asm/unistd.h>\n' | cc -dM -E -x c - 2>/dev/null)
+expected_arity() {
+	local name fmt
+	name=$(awk -v nr="$1" '$1 == "#define" && $2 ~ /^__NR_/ && $3 == nr {
+		print substr($2, 6); exit }' <<<"$UNISTD")
+	fmt=/sys/kernel/tracing/events/syscalls/sys_enter_$name/format
+	[[ -r $fmt ]] || fmt=/sys/kernel/tracing/events/syscalls/sys_enter_new$name/format
+	if [[ -z $name || ! -r $fmt ]]; then
+		echo 6
+		return
+	fi
+	awk '/field:/ && !/common_|__syscall_nr/ { n++ } END { print n + 0 }' "$fmt"
+}
+# "id nargs" for every sys_enter in a decoded trace.
+enter_arities() {
+	awk '/^ *sys_enter \{/ { e = 1; n = 0; next }
+		e && /^ *id: / { id = $2 }
+		e && /^ *args: / { n++ }
+		e && /^ *\}/ { print id, n; e = 0 }' "$1" | sort -u
+}
+if [[ -n $UNISTD && -d /sys/kernel/tracing/events/syscalls ]]; then
+	bad= seen=0 whole=0 trimmed=0
+	while read -r id n; do
+		seen=$((seen + 1))
+		want=$(expected_arity "$id")
+		if [[ $n == "$want" ]]; then
+			((n < 6)) && trimmed=$((trimmed + 1))
+		elif ((n == 6 && want < 6)); then
+			whole=$((whole + 1))
+		else
+			bad+=" $id:$n/$want"
+		fi
+	done < <(enter_arities "$W/stream.pftrace.txt")
+	check "sys_enter: of $seen syscalls seen, $trimmed carry exactly tracefs's arguments, $whole all six, none fewer${bad:+ (id:got/want$bad)}" \
+		test -z "$bad" -a "$trimmed" -gt 5
+else
+	ok "sys_enter arguments per syscall # SKIP no <asm/unistd.h> (cc) or no syscalls events in tracefs"
+fi
+
 # -- the flight recorder, the negative control ----------------------------------
-record ring --ring
+# A smaller ring than the default, so that the fill overwrites the burst
+# whatever the CPU count, and the file decodes fast.
+record ring --ring -b 2048
 f=$W/ring.pftrace
 pid=$(<"$W/ring.pid")
 got=$(sys_enters "$f.txt" "$pid" "$GETPPID")
