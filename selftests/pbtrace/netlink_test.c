@@ -6,7 +6,7 @@
  * notifier. Runs in a guest with pbtrace.ko loaded, as root.
  *
  * Malformed requests are built by hand on a raw socket (libnl would not
- * send them); well-formed ones go through user/genl.c like tracectl's.
+ * send them); well-formed ones go through user/lib/genl.c like tracectl's.
  */
 #include <errno.h>
 #include <grp.h>

@@ -9,7 +9,7 @@
  * decodes the file with protoc and Perfetto's schema and checks it against
  * these numbers.
  *
- * Netlink is spoken with libnl-genl directly, not with user/genl.c, so a
+ * Netlink is spoken with libnl-genl directly, not with user/lib/genl.c, so a
  * bug shared by traced and tracectl cannot hide one in the kernel.
  *
  *   remote_read OUT SECONDS [MACHINE...]   (default machine list: "*")

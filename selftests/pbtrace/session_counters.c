@@ -5,7 +5,7 @@
  * the trace_stats and ftrace_stats traced wrote against the kernel's own
  * numbers. Read-only: it never changes a session.
  *
- * Netlink is spoken with libnl-genl directly, not with user/genl.c, and
+ * Netlink is spoken with libnl-genl directly, not with user/lib/genl.c, and
  * traced reads its numbers from the buffers' mapping, not from netlink: a
  * bug in either path shows as a mismatch.
  *

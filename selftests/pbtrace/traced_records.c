@@ -2,7 +2,7 @@
 /*
  * traced_records FILE: print the end offset of every Trace.packet record
  * (0x0A, varint length, bytes) in FILE, one per line, so traced_test.sh can
- * decode every prefix at a record boundary. Written apart from user/writer.c
+ * decode every prefix at a record boundary. Written apart from user/lib/writer.c
  * on purpose: an independent reading of the file. Exit 1 when the file
  * does not end on a record boundary or holds a byte that cannot start one.
  */

@@ -6,8 +6,8 @@
  * text parser accepts serializes and decodes again.
  *
  * Built and run by tools/fuzz/run, which reads these lines:
- * fuzz-sources: user/textpb.c user/config.c user/syscalls.c
- * fuzz-gen: user/syscalls_table.sh
+ * fuzz-sources: user/lib/textpb.c user/lib/config.c user/lib/syscalls.c
+ * fuzz-gen: user/lib/syscalls_table.sh
  * fuzz-protos: config
  * fuzz-seeds: user/tests/configs
  */

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tracectl: what every command uses: messages, netlink, durations, the known events, finding a session by name. */
+#define _GNU_SOURCE
+#include "tracectl.h"
+
+void errf(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tracectl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tracectl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see 'tracectl --help')\n", stderr);
+	return EXIT_FAIL;
+}
+
+/* A netlink failure as an exit code, with the kernel's explanation. */
+int nl_fail(struct pbt_nl *nl, int err, const char *what)
+{
+	errf("%s: %s", what, pbt_nl_error(nl));
+	if (err == -EPERM || err == -EACCES) {
+		errf("not permitted: pbtrace needs CAP_SYS_ADMIN (CAP_PERFMON to look): run as root");
+		return EXIT_PERM;
+	}
+	return EXIT_FAIL;
+}
+
+struct pbt_nl *open_nl(int *code)
+{
+	char err[256];
+	struct pbt_nl *nl = pbt_nl_open(err, sizeof(err));
+
+	if (!nl) {
+		errf("%s", err);
+		*code = errno == ENOENT ? EXIT_NO_MODULE : EXIT_FAIL;
+	}
+	return nl;
+}
+
+uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "500ms", "10s", "2m", "1h", or plain seconds. -1 when malformed. */
+long long parse_duration_ms(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	if (!*end || !strcmp(end, "s"))
+		v *= 1000;
+	else if (!strcmp(end, "m"))
+		v *= 60000;
+	else if (!strcmp(end, "h"))
+		v *= 3600000;
+	else if (strcmp(end, "ms"))
+		return -1;
+	if (v > 0xffffffffu)
+		return -1;
+	return (long long)v;
+}
+
+int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v > 0xffffffffu || *s == '-')
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+void fmt_bytes(char *buf, size_t len, double v)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned int i = 0;
+
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, unit[i]);
+}
+
+int collect_event(const char *name, int available, void *arg)
+{
+	struct event_list *l = arg;
+
+	if (l->n < 64) {
+		snprintf(l->names[l->n], PBTRACE_NAME_MAX, "%s", name);
+		l->available[l->n++] = available;
+	}
+	return 0;
+}
+
+/* 1 available, 0 known but missing in this kernel, -1 unknown. */
+int event_state(const struct event_list *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->names[i], name))
+			return l->available[i];
+	return -1;
+}
+
+int check_events(const struct event_list *l,
+		 const struct pbt_session_spec *spec)
+{
+	size_t b, i;
+
+	for (b = 0; b < spec->nr_buffers; b++) {
+		for (i = 0; i < spec->buffers[b].nr_events; i++) {
+			const char *ev = spec->buffers[b].events[i];
+			int st = event_state(l, ev);
+
+			if (st < 0) {
+				errf("unknown event '%s': 'tracectl list-events' shows the known ones (\"group/name\")", ev);
+				return EXIT_BAD_EVENT;
+			}
+			if (!st) {
+				errf("event '%s' is not available in this kernel (no such tracepoint): leave it out", ev);
+				return EXIT_BAD_EVENT;
+			}
+		}
+	}
+	return EXIT_OK;
+}
+
+int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
+		 char *found, size_t len)
+{
+	struct pbt_session_info *v;
+	size_t n, i, hits = 0, relay = 0;
+	int ret = pbt_nl_list_sessions(nl, &v, &n);
+
+	if (ret)
+		return nl_fail(nl, ret, "listing sessions");
+	for (i = 0; i < n; i++) {
+		if (name && strcmp(v[i].name, name))
+			continue;
+		/* The relay's session belongs to the host's session. */
+		if (v[i].relay) {
+			relay++;
+			continue;
+		}
+		*id = v[i].id;
+		snprintf(found, len, "%s", v[i].name);
+		hits++;
+	}
+	pbt_session_infos_free(v, n);
+	if (hits == 1)
+		return EXIT_OK;
+	if (name && relay && !hits)
+		errf("session '%s' is this machine's relay recording for its host: it ends with the host's session; stop that one on the host",
+		     name);
+	else if (name)
+		errf("no session named '%s': 'tracectl status' lists them", name);
+	else if (!hits)
+		errf("no session to stop: 'tracectl status' lists them");
+	else
+		errf("%zu sessions are live: name one with -n ('tracectl status' lists them)", hits);
+	return EXIT_FAIL;
+}
+
+/*
+ * A session made to wait for its START_TRACING trigger can be described
+ * again before it starts: the same options as start, for the session named
+ * by -n (or the config's unique_session_name). traced rereads it and
+ * writes to the new output.
+ */

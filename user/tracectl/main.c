@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tracectl: the command table, usage and exit codes (tracectl --help). */
+#define _GNU_SOURCE
+#include "tracectl.h"
+
+volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted++;
+}
+
+void usage(FILE *f)
+{
+	fputs(
+"usage: tracectl COMMAND [OPTIONS]\n"
+"\n"
+"Commands:\n"
+"  start [-c CONFIG] [-e EVENT]... [-b SIZE_KB] [--fill ring|discard]\n"
+"        [--ring] [-t DURATION] [-o OUT] [-p PID]... [-n NAME] [-A]\n"
+"        [-m MACHINE]...\n"
+"        Create and start a session; traced writes it to OUT, streaming:\n"
+"        chunks reach the file while tracing (flushed every second).\n"
+"        --ring: a flight recorder instead, the kernel buffer read at stop\n"
+"        (keeps the last SIZE_KB; --fill discard keeps the first). A -c\n"
+"        config keeps Perfetto's meaning (write_into_file to stream).\n"
+"        -c takes a Perfetto TraceConfig, text (.pbtx) or binary; without\n"
+"        -c the flags build one. -o and -n also override a config's\n"
+"        output_path and unique_session_name. Default OUT: NAME.pftrace\n"
+"        in the current directory. DURATION: 500ms, 10s, 2m (plain: s).\n"
+"        Without -e: the sched and task events that name processes.\n"
+"        -A (--all-machines) records on this machine and every machine\n"
+"        relayed to it; -m NAME (--machine) on the named ones only\n"
+"        ('host' is this machine). Default: this machine only.\n"
+"  reconfigure -n NAME [start's options]\n"
+"        Describe a session that has not started yet (one waiting for its\n"
+"        START_TRACING trigger) anew: events, buffers, output, config.\n"
+"  stop [-n NAME] [--wait]\n"
+"        Stop a session (the only one, or NAME). --wait returns once\n"
+"        traced has finished the file.\n"
+"  status [--watch]\n"
+"        Sessions with state, elapsed time and per-CPU events, bytes and\n"
+"        losses; per relayed machine: chunks, losses by where they\n"
+"        happened, ping RTT and clock offset. --watch refreshes every\n"
+"        second until Ctrl-C.\n"
+"  record [start's options]\n"
+"        Start, show progress, stop after DURATION (default 10s) or on\n"
+"        Ctrl-C, wait for the file and summarize what it holds.\n"
+"  trigger NAME\n"
+"        Fire a trigger for sessions whose trigger_config names it.\n"
+"  list-events\n"
+"        Every event pbtrace knows and whether this kernel has it.\n"
+"  --help\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  other failure or bad usage (the message says which)\n"
+"  2  the pbtrace module is not loaded: run 'modprobe pbtrace'\n"
+"  3  traced is not running: start it ('traced --daemon' or\n"
+"     'systemctl start traced'); a stopped session keeps its data\n"
+"  4  not permitted: needs CAP_SYS_ADMIN (status and list-events:\n"
+"     CAP_PERFMON); run as root\n"
+"  5  unknown or unavailable event: see 'tracectl list-events'\n"
+"  6  config error, reported as FILE:LINE:COL\n"
+"  7  output path not writable: pick another -o\n"
+"  8  session name already in use: pick another -n or stop that one\n"
+"  9  record, stop --wait: traced ended the session early (e.g. disk\n"
+"     full) or the file lacks its closing trace_stats; the message says\n"
+"     why and what the file holds\n"
+"  130 interrupted while waiting\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{ "start", cmd_start },
+		{ "reconfigure", cmd_reconfigure },
+		{ "stop", cmd_stop },
+		{ "status", cmd_status },
+		{ "record", cmd_record },
+		{ "trigger", cmd_trigger },
+		{ "list-events", cmd_list_events },
+	};
+	struct sigaction sa = { .sa_handler = on_sigint };
+	size_t i;
+
+	if (argc < 2)
+		return usage(stderr), EXIT_FAIL;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help"))
+		return usage(stdout), EXIT_OK;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	return usage_error("unknown command '%s'", argv[1]);
+}
