@@ -151,6 +151,8 @@ session_all() {
 	[[ -d $KEEP ]] && cp "$f" "$W/status.txt" "$KEEP/" &&
 		echo "mm_check.py all multi.pftrace.txt ${info[*]}" >"$KEEP/info.txt"
 	analyse all "$f.txt" "${info[@]}"
+	tp_check_machines "$f" 2
+	tp_causality "$f" "$ROUNDS" "$(field pid "$msg")" "$echo_pid"
 }
 
 session_host() {
