@@ -115,13 +115,13 @@ tp_check_machines() {
 	local file=$1 want=$2 rows bad
 	shift 2
 	if ! tp_available; then
-		ok "trace_processor: $want machines with CPUs, threads and sched # SKIP $TP_WHY"
+		ok "trace_processor: $want machine(s) with CPUs, threads and sched # SKIP $TP_WHY"
 		ok "trace_processor: no error or data_loss stats # SKIP $TP_WHY"
 		return 0
 	fi
 	rows=$(tp_machines "$file") || rows=
 	echo "# trace_processor machines (raw_id|cpus|threads|sched):" $rows
-	check "trace_processor: $want machines, each with CPUs, threads and sched slices" \
+	check "trace_processor: $want machine(s), each with CPUs, threads and sched slices" \
 		_tp_machines_ok "$want" "$rows"
 	bad=$(tp_bad_stats "$file" "$@") || bad="trace_processor failed"
 	check "trace_processor: no error or data_loss stats${bad:+ (}$(echo $bad)${bad:+)}" \
