@@ -134,7 +134,7 @@ struct ep_conn {
 	bool have_round;		/* round holds a complete ping round */
 	u64 round[4][FRAME_NR_CLOCKS];	/* its t1, t2, t3, t4 */
 	/* The session's remote_clock_sync, from the rounds since bound. */
-	bool have_best;			/* best, lo and hi hold rounds */
+	u32 rounds;			/* in best, lo and hi */
 	bool synced;			/* it went into the session */
 	u64 best_rtt;
 	u64 best[4][FRAME_NR_CLOCKS];	/* the fastest round */
@@ -417,12 +417,11 @@ static void ep_clock_round(struct ep_conn *c)
 	pbt_remote_ping(c->s, c->m->id, rtt, offset);
 	if (c->synced)
 		return;
-	ep_window(c, !c->have_best);
-	if (c->have_best && rtt >= c->best_rtt)
+	ep_window(c, !c->rounds++);
+	if (c->rounds > 1 && rtt >= c->best_rtt)
 		return;
 	memcpy(c->best, c->round, sizeof(c->best));
 	c->best_rtt = rtt;
-	c->have_best = true;
 }
 
 /*
@@ -438,12 +437,12 @@ static void ep_clock_round(struct ep_conn *c)
  * offset at the middle of the window: trace_processor then computes
  * exactly that. The window is tighter than any one round (their NTP
  * midpoints are off by their delays' asymmetry); should clock steps have
- * emptied it, the round's own midpoint.
+ * emptied it, the round's own midpoint. Returns BOOTTIME's.
  */
-static void ep_sync_host(const struct ep_conn *c, u64 *host)
+static s64 ep_sync_host(const struct ep_conn *c, u64 *host)
 {
 	const u64 (*r)[FRAME_NR_CLOCKS] = c->best;
-	s64 offset;
+	s64 offset, boottime = 0;
 	int i;
 
 	for (i = 0; i < FRAME_NR_CLOCKS; i++) {
@@ -453,21 +452,28 @@ static void ep_sync_host(const struct ep_conn *c, u64 *host)
 			offset = ((s64)(r[0][i] - r[1][i]) +
 				  (s64)(r[3][i] - r[2][i])) / 2;
 		host[i] = r[0][i] + (r[3][i] - r[0][i]) / 2 - offset;
+		if (i == FRAME_CLK_BOOTTIME)
+			boottime = offset;
 	}
+	return boottime;
 }
 
 static bool ep_sync_written(struct ep_conn *c)
 {
 	u64 host[FRAME_NR_CLOCKS];
+	s64 offset;
 
 	if (c->synced)
 		return true;
-	if (!c->have_best)
+	if (!c->rounds)
 		return false;
-	ep_sync_host(c, host);
+	offset = ep_sync_host(c, host);
 	if (!ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH, c->m->id, 0,
 					  c->best[0], host, host, c->best[3])))
 		return false;
+	pr_info("pbtrace: endpoint: machine %u clock sync from %u rounds: offset %lld ns (guest - host), window %lld ns\n",
+		c->m->id, c->rounds, offset,
+		c->hi[FRAME_CLK_BOOTTIME] - c->lo[FRAME_CLK_BOOTTIME]);
 	pbt_remote_synced(c->s, c->m->id);
 	c->synced = true;
 	return true;
@@ -499,7 +505,7 @@ static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 	c->flush_gen = pbt_remote_flush_gen(s->remote);
 	c->stop_sent = false;
 	c->stopped_rcvd = false;
-	c->have_best = false;
+	c->rounds = 0;
 	c->synced = false;
 	pbt_remote_bind(s, buffer, m->id, m->ident.name, m->ident.num_cpus);
 	pr_info("pbtrace: endpoint: machine %u \"%s\" records for session %u buffer %u\n",
