@@ -102,13 +102,13 @@ tp_udp() {
 # The causality of the echo from trace_processor's own timestamps:
 # strictly every receive after its send, N of N each way.
 tp_causality() {
-	local file=$1 n=$2 ping=$3 echo=$4 rows dir pairs strict lo hi
+	local file=$1 n=$2 ping=$3 echo=$4 rows dir pairs strict lo hi offs
 	if ! tp_available; then
 		ok "trace_processor: every UDP receive after its send, both ways # SKIP $TP_WHY"
 		return 0
 	fi
-	echo "# trace_processor offsets applied to the guest (guest - host BOOTTIME, ns):" \
-		$(tp_offsets "$file" "$(tp_value "$file" "select raw_id from machine where raw_id <> 0")")
+	offs=$(tp_offsets "$file" "$(tp_value "$file" "select raw_id from machine where raw_id <> 0")")
+	echo "# trace_processor offsets applied to the guest (guest - host BOOTTIME, ns): ${offs//$'\n'/ }"
 	rows=$(tp_udp "$file" "$ping" "$echo") || rows=
 	local want="guest->host|$n|0 host->guest|$n|0" got=
 	while IFS='|' read -r dir pairs strict lo hi; do

@@ -185,6 +185,7 @@ if tp_available; then
 		eval '[[ " $rows" =~ " $MID|"[1-9][0-9]*"|"[1-9][0-9]*"|"[1-9][0-9]*" " ]] &&
 			[[ " $rows" =~ " $FMID|0|"[0-9]*"|0 " ]]'
 	bad=$(tp_bad_stats $OUT.pftrace invalid_clock_snapshots) || bad="trace_processor failed"
+	bad=${bad//$'\n'/ }
 	check "trace_processor: no error or data_loss stats${bad:+ ($bad)}" test -z "$bad"
 else
 	ok "trace_processor: the relayed machine's CPUs, threads and sched # SKIP $TP_WHY"

@@ -120,10 +120,10 @@ tp_check_machines() {
 		return 0
 	fi
 	rows=$(tp_machines "$file") || rows=
-	echo "# trace_processor machines (raw_id|cpus|threads|sched):" $rows
+	echo "# trace_processor machines (raw_id|cpus|threads|sched): ${rows//$'\n'/ }"
 	check "trace_processor: $want machine(s), each with CPUs, threads and sched slices" \
 		_tp_machines_ok "$want" "$rows"
 	bad=$(tp_bad_stats "$file" "$@") || bad="trace_processor failed"
-	check "trace_processor: no error or data_loss stats${bad:+ (}$(echo $bad)${bad:+)}" \
-		test -z "$bad"
+	bad=${bad//$'\n'/ }
+	check "trace_processor: no error or data_loss stats${bad:+ ($bad)}" test -z "$bad"
 }
