@@ -27,7 +27,7 @@
  * lock is needed either. Its CHUNKs are stamped (machine_id, a host-chosen
  * sequence id per guest CPU) into that buffer's remote queue (remote.c),
  * with a system_info when it joins and, ahead of its first chunk, one
- * remote_clock_sync: the fastest ping round it has made by then.
+ * remote_clock_sync: the middle of the window its ping rounds allow.
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -417,7 +417,8 @@ static void ep_clock_round(struct ep_conn *c)
 	pbt_remote_ping(c->s, c->m->id, rtt, offset);
 	if (c->synced)
 		return;
-	ep_window(c, !c->rounds++);
+	ep_window(c, !c->rounds);
+	c->rounds++;
 	if (c->rounds > 1 && rtt >= c->best_rtt)
 		return;
 	memcpy(c->best, c->round, sizeof(c->best));
@@ -425,17 +426,9 @@ static void ep_clock_round(struct ep_conn *c)
 }
 
 /*
- * The session's one remote_clock_sync, queued ahead of the machine's
- * first chunk. trace_processor turns every remote_clock_sync into an
- * offset step at its round, and a step back in time re-sorts the events
- * on either side of it (a CPU's sched_switch before its predecessor), so
- * there is one per session, as Perfetto's service writes; and a chunk
- * it reads before any gets an assumed offset of zero, so none precedes it.
- */
-/*
  * The host stamps for the fastest round's guest t1 and t4 that put the
- * offset at the middle of the window: trace_processor then computes
- * exactly that. The window is tighter than any one round (their NTP
+ * offset (guest - host, trace_processor's sign) at the middle of the
+ * window: trace_processor then computes exactly that. The window is tighter than any one round (their NTP
  * midpoints are off by their delays' asymmetry); should clock steps have
  * emptied it, the round's own midpoint. Returns BOOTTIME's.
  */
@@ -458,6 +451,14 @@ static s64 ep_sync_host(const struct ep_conn *c, u64 *host)
 	return boottime;
 }
 
+/*
+ * The session's one remote_clock_sync, queued ahead of the machine's
+ * first chunk. trace_processor turns every remote_clock_sync into an
+ * offset step at its round, and a step back in time re-sorts the events
+ * on either side of it (a CPU's sched_switch before its predecessor), so
+ * there is one per session, as Perfetto's service writes; and a chunk
+ * it reads before any gets an assumed offset of zero, so none precedes it.
+ */
 static bool ep_sync_written(struct ep_conn *c)
 {
 	u64 host[FRAME_NR_CLOCKS];
