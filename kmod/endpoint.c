@@ -26,8 +26,8 @@
  * socket, and only the connection's own thread ever sends on it, so no tx
  * lock is needed either. Its CHUNKs are stamped (machine_id, a host-chosen
  * sequence id per guest CPU) into that buffer's remote queue (remote.c),
- * with a system_info and a clock_snapshot when it joins and a
- * remote_clock_sync for every complete ping round.
+ * with a system_info when it joins and, ahead of its first chunk, one
+ * remote_clock_sync: the middle of the window its ping rounds allow.
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -131,10 +131,15 @@ struct ep_conn {
 	bool stopped_rcvd;		/* the guest's STOPPED for it came */
 	unsigned long stop_end;		/* give up waiting for STOPPED */
 	bool have_ping;			/* ping_send holds a PING's clocks */
-	bool need_snapshot;		/* joined before any PING */
 	bool have_round;		/* round holds a complete ping round */
-	u64 best_rtt;			/* smallest RTT since bound, or 0 */
 	u64 round[4][FRAME_NR_CLOCKS];	/* its t1, t2, t3, t4 */
+	/* The session's remote_clock_sync, from the rounds since bound. */
+	u32 rounds;			/* in best, lo and hi */
+	bool synced;			/* it went into the session */
+	u64 best_rtt;
+	u64 best[4][FRAME_NR_CLOCKS];	/* the fastest round */
+	s64 lo[FRAME_NR_CLOCKS];	/* guest - host above all t1 - t2 */
+	s64 hi[FRAME_NR_CLOCKS];	/* and below all t4 - t3 */
 	u32 *next_seq;			/* per guest CPU: next chunk sequence */
 	u8 *scratch;			/* EP_SCRATCH: stamping, packets */
 };
@@ -315,10 +320,12 @@ static int ep_control(struct ep_conn *c, u32 op)
 }
 
 /* One packet the host writes for this machine, encoded in c->scratch. */
-static void ep_queue(struct ep_conn *c, size_t len)
+static bool ep_queue(struct ep_conn *c, size_t len)
 {
-	if (!len || !pbt_remote_packet(c->s, c->buf, c->scratch, len))
-		atomic_inc(&ep_stats.packets_dropped);
+	if (len && pbt_remote_packet(c->s, c->buf, c->scratch, len))
+		return true;
+	atomic_inc(&ep_stats.packets_dropped);
+	return false;
 }
 
 static void ep_str(struct frame_str *s, const char *p)
@@ -344,21 +351,6 @@ static void ep_system_info(struct ep_conn *c)
 	ep_queue(c, relay_system_info(c->scratch, EP_SCRATCH, c->m->id, 0, &h));
 }
 
-/* The guest's clocks at its last PING, as a clock_snapshot of its own. */
-static void ep_snapshot(struct ep_conn *c)
-{
-	struct pb_buf b;
-	u8 *rec;
-
-	pb_init(&b, c->scratch, EP_SCRATCH);
-	rec = pb_nest_begin(&b, 1, 2);
-	relay_packet_ids(&b, c->m->id, 0);
-	relay_snapshot(&b, PB_TRACEPACKET_CLOCK_SNAPSHOT, c->ping_send);
-	pb_nest_end(&b, rec, 2);
-	ep_queue(c, b.overflow ? 0 : pb_len(&b, c->scratch));
-	c->need_snapshot = false;
-}
-
 /* The first started session (lowest id) with a buffer naming @name. */
 static struct pbt_session *ep_find(const char *name, u32 *buffer)
 {
@@ -380,39 +372,112 @@ static struct pbt_session *ep_find(const char *name, u32 *buffer)
 	return NULL;
 }
 
-/* The last complete ping round as a remote_clock_sync, counted as a ping. */
-static void ep_queue_round(struct ep_conn *c)
+/* RTT and offset (host - guest BOOTTIME) of a round t1, t2, t3, t4. */
+static void ep_round_measure(const u64 (*r)[FRAME_NR_CLOCKS], u64 *rtt,
+			     s64 *offset)
 {
 	const int bt = FRAME_CLK_BOOTTIME;
-	s64 t1 = c->round[0][bt], t2 = c->round[1][bt];
-	s64 t3 = c->round[2][bt], t4 = c->round[3][bt];
+	s64 t1 = r[0][bt], t2 = r[1][bt], t3 = r[2][bt], t4 = r[3][bt];
 
-	c->best_rtt = (t4 - t1) - (t3 - t2);
-	ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH, c->m->id, 0,
-				     c->round[0], c->round[1], c->round[2],
-				     c->round[3]));
-	pbt_remote_ping(c->s, c->m->id, true, c->best_rtt,
-			((t2 - t1) + (t3 - t4)) / 2);
+	*rtt = (t4 - t1) - (t3 - t2);
+	*offset = ((t2 - t1) + (t3 - t4)) / 2;
 }
 
 /*
- * A round of the bound session. trace_processor places the machine's
- * events with the last remote_clock_sync before them, so a slow round (a
- * second, under load) would move them by its error: only rounds within
- * twice the smallest RTT since binding go into the trace.
+ * Each round bounds the offset for certain: the PING left the guest
+ * before the host got it and the PONG arrived after the host sent it, so
+ * t1 - t2 < guest - host < t4 - t3. Narrow the rounds' common window.
  */
-static void ep_clock_sync(struct ep_conn *c, u64 rtt, s64 offset)
+static void ep_window(struct ep_conn *c, bool first)
 {
-	bool keep;
+	s64 lo, hi;
+	int i;
 
-	if (!c->best_rtt || rtt < c->best_rtt)
-		c->best_rtt = rtt;
-	keep = rtt <= 2 * c->best_rtt;
-	if (keep)
-		ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH, c->m->id,
-					     0, c->round[0], c->round[1],
-					     c->round[2], c->round[3]));
-	pbt_remote_ping(c->s, c->m->id, keep, rtt, offset);
+	for (i = 0; i < FRAME_NR_CLOCKS; i++) {
+		lo = c->round[0][i] - c->round[1][i];
+		hi = c->round[3][i] - c->round[2][i];
+		if (first || lo > c->lo[i])
+			c->lo[i] = lo;
+		if (first || hi < c->hi[i])
+			c->hi[i] = hi;
+	}
+}
+
+/*
+ * A complete round while bound: counted and, while the session's
+ * remote_clock_sync is still to be written, taken into the window and
+ * kept if it is the fastest yet.
+ */
+static void ep_clock_round(struct ep_conn *c)
+{
+	s64 offset;
+	u64 rtt;
+
+	ep_round_measure(c->round, &rtt, &offset);
+	pbt_remote_ping(c->s, c->m->id, rtt, offset);
+	if (c->synced)
+		return;
+	ep_window(c, !c->rounds);
+	c->rounds++;
+	if (c->rounds > 1 && rtt >= c->best_rtt)
+		return;
+	memcpy(c->best, c->round, sizeof(c->best));
+	c->best_rtt = rtt;
+}
+
+/*
+ * The host stamps for the fastest round's guest t1 and t4 that put the
+ * offset (guest - host, trace_processor's sign) at the middle of the
+ * window: trace_processor then computes exactly that. The window is tighter than any one round (their NTP
+ * midpoints are off by their delays' asymmetry); should clock steps have
+ * emptied it, the round's own midpoint. Returns BOOTTIME's.
+ */
+static s64 ep_sync_host(const struct ep_conn *c, u64 *host)
+{
+	const u64 (*r)[FRAME_NR_CLOCKS] = c->best;
+	s64 offset, boottime = 0;
+	int i;
+
+	for (i = 0; i < FRAME_NR_CLOCKS; i++) {
+		if (c->lo[i] <= c->hi[i])
+			offset = c->lo[i] + (c->hi[i] - c->lo[i]) / 2;
+		else
+			offset = ((s64)(r[0][i] - r[1][i]) +
+				  (s64)(r[3][i] - r[2][i])) / 2;
+		host[i] = r[0][i] + (r[3][i] - r[0][i]) / 2 - offset;
+		if (i == FRAME_CLK_BOOTTIME)
+			boottime = offset;
+	}
+	return boottime;
+}
+
+/*
+ * The session's one remote_clock_sync, queued ahead of the machine's
+ * first chunk. trace_processor turns every remote_clock_sync into an
+ * offset step at its round, and a step back in time re-sorts the events
+ * on either side of it (a CPU's sched_switch before its predecessor), so
+ * there is one per session, as Perfetto's service writes; and a chunk
+ * it reads before any gets an assumed offset of zero, so none precedes it.
+ */
+static bool ep_sync_written(struct ep_conn *c)
+{
+	u64 host[FRAME_NR_CLOCKS];
+	s64 offset;
+
+	if (c->synced)
+		return true;
+	if (!c->rounds)
+		return false;
+	offset = ep_sync_host(c, host);
+	if (!ep_queue(c, relay_clock_sync(c->scratch, EP_SCRATCH, c->m->id, 0,
+					  c->best[0], host, host, c->best[3])))
+		return false;
+	pr_info("pbtrace: endpoint: machine %u clock sync from %u rounds: offset %lld ns (guest - host), window %lld ns\n",
+		c->m->id, c->rounds, offset,
+		c->hi[FRAME_CLK_BOOTTIME] - c->lo[FRAME_CLK_BOOTTIME]);
+	pbt_remote_synced(c->s, c->m->id);
+	c->synced = true;
+	return true;
 }
 
 static void ep_forget_late(struct ep_conn *c)
@@ -441,22 +506,15 @@ static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 	c->flush_gen = pbt_remote_flush_gen(s->remote);
 	c->stop_sent = false;
 	c->stopped_rcvd = false;
-	c->best_rtt = 0;
+	c->rounds = 0;
+	c->synced = false;
 	pbt_remote_bind(s, buffer, m->id, m->ident.name, m->ident.num_cpus);
 	pr_info("pbtrace: endpoint: machine %u \"%s\" records for session %u buffer %u\n",
 		m->id, m->ident.name, s->id, buffer);
 	ep_system_info(c);
-	if (c->have_ping)
-		ep_snapshot(c);
-	else
-		c->need_snapshot = true;
-	/*
-	 * trace_processor places a machine's events with the offset of its
-	 * last remote_clock_sync before them in the file, and with none
-	 * before the first: the last round goes in ahead of any chunk.
-	 */
+	/* The round before the start is a candidate; the start burst follows. */
 	if (c->have_round)
-		ep_queue_round(c);
+		ep_clock_round(c);
 	return ep_control(c, FRAME_CTL_START);
 }
 
@@ -544,10 +602,13 @@ static void ep_chunk(struct ep_conn *c, const struct frame_chunk *ch)
 	if ((s32)(ch->seq - c->next_seq[ch->cpu]) > 0)
 		lost = ch->seq - c->next_seq[ch->cpu];
 	c->next_seq[ch->cpu] = ch->seq + 1;
-	n = chunk_stamp(ch->data, ch->len, id,
-			PBTRACE_SEQ_ID_REMOTE_BASE +
-			id * PBTRACE_MAX_CPUS_REMOTE + ch->cpu,
-			c->scratch, EP_SCRATCH);
+	/* With no round to place its events by, the chunk is dropped. */
+	n = -1;
+	if (ep_sync_written(c))
+		n = chunk_stamp(ch->data, ch->len, id,
+				PBTRACE_SEQ_ID_REMOTE_BASE +
+				id * PBTRACE_MAX_CPUS_REMOTE + ch->cpu,
+				c->scratch, EP_SCRATCH);
 	pbt_remote_chunk(c->s, c->buf, id, c->scratch, n, lost);
 }
 
@@ -632,29 +693,25 @@ static int ep_auth(struct ep_conn *c, const struct frame_auth *a)
 static int ep_ping(struct ep_conn *c, const struct frame_ping *p,
 		   const u64 *recv)
 {
-	const int bt = FRAME_CLK_BOOTTIME;
 	struct ep_machine *m = c->m;
 	struct frame f;
-	s64 t1, t2, t3, t4;
+	s64 offset;
+	u64 rtt;
 
 	atomic_inc(&ep_stats.pings);
 	if (p->prev_id) {
-		t1 = c->ping_send[bt];
-		t2 = c->pong_recv[bt];
-		t3 = c->pong_reply[bt];
-		t4 = p->prev_recv[bt];
-		mutex_lock(&ep_lock);
-		m->rtt_ns = (t4 - t1) - (t3 - t2);
-		m->offset_ns = ((t2 - t1) + (t3 - t4)) / 2;
-		mutex_unlock(&ep_lock);
 		memcpy(c->round[0], c->ping_send, sizeof(c->round[0]));
 		memcpy(c->round[1], c->pong_recv, sizeof(c->round[1]));
 		memcpy(c->round[2], c->pong_reply, sizeof(c->round[2]));
 		memcpy(c->round[3], p->prev_recv, sizeof(c->round[3]));
 		c->have_round = true;
+		ep_round_measure(c->round, &rtt, &offset);
+		mutex_lock(&ep_lock);
+		m->rtt_ns = rtt;
+		m->offset_ns = offset;
+		mutex_unlock(&ep_lock);
 		if (c->s)
-			ep_clock_sync(c, (t4 - t1) - (t3 - t2),
-				      ((t2 - t1) + (t3 - t4)) / 2);
+			ep_clock_round(c);
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PONG;
@@ -665,8 +722,6 @@ static int ep_ping(struct ep_conn *c, const struct frame_ping *p,
 	memcpy(c->pong_recv, f.pong.recv, sizeof(c->pong_recv));
 	memcpy(c->pong_reply, f.pong.reply, sizeof(c->pong_reply));
 	c->have_ping = true;
-	if (c->s && c->need_snapshot)
-		ep_snapshot(c);
 	mutex_lock(&ep_lock);
 	m->pings++;
 	mutex_unlock(&ep_lock);

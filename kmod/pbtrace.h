@@ -166,9 +166,9 @@ void pbt_remote_chunk(struct pbt_session *s, u32 buffer, u32 machine_id,
 		      const void *rec, long len, u32 lost);
 bool pbt_remote_packet(struct pbt_session *s, u32 buffer, const void *rec,
 		       size_t len);
-void pbt_remote_ping(struct pbt_session *s, u32 machine_id, bool written,
-		     u64 rtt_ns,
+void pbt_remote_ping(struct pbt_session *s, u32 machine_id, u64 rtt_ns,
 		     s64 offset_ns);
+void pbt_remote_synced(struct pbt_session *s, u32 machine_id);
 void pbt_remote_stopped(struct pbt_session *s, u32 machine_id,
 			u64 events_written, u64 events_lost);
 void pbt_endpoint_kick(void);			/* endpoint.c: sessions changed */

@@ -62,10 +62,11 @@ static size_t key_len;
 #define BACKOFF_MAX_MS	30000
 #define HOST_TIMEOUT_MS	10000		/* no WELCOME or PONG: host is dead */
 /*
- * Ping rounds back to back when a session starts: one round under load can
- * take a second, so the host keeps the fastest rounds and needs a few.
+ * Ping rounds back to back when a session starts, before its first chunk:
+ * the host places the session's events by the window all of them allow
+ * (one round under load can take a second), so it needs a good few.
  */
-#define PING_BURST	8
+#define PING_BURST	16
 #define RX_SIZE		(FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX)
 /*
  * While a session records, the receive wait is short so sealed chunks go
@@ -714,10 +715,15 @@ static int relay_control(struct relay_conn *c, const struct frame_control *ctl)
 	return -EPROTO;
 }
 
-/* Seal what the probes wrote about every second, then send what is sealed. */
+/*
+ * Seal what the probes wrote about every second, then send what is sealed.
+ * Not during the start burst: the host writes the session's clock sync
+ * ahead of its first chunk, from the rounds it has by then. The PING
+ * reporting the burst's last round goes before this (relay_run()).
+ */
 static int relay_stream(struct relay_conn *c)
 {
-	if (!c->sess.s)
+	if (!c->sess.s || c->burst)
 		return 0;
 	if (time_after_eq(jiffies, c->sess.next_flush)) {
 		pbt_session_flush(c->sess.id);

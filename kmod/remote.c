@@ -378,7 +378,7 @@ void pbt_remote_chunk(struct pbt_session *s, u32 buffer, u32 machine_id,
 		wake_up_all(&s->wq);
 }
 
-/* system_info, clock_snapshot, remote_clock_sync: false if refused. */
+/* system_info, remote_clock_sync: false if refused. */
 bool pbt_remote_packet(struct pbt_session *s, u32 buffer, const void *rec,
 		       size_t len)
 {
@@ -395,12 +395,9 @@ bool pbt_remote_packet(struct pbt_session *s, u32 buffer, const void *rec,
 	return ok;
 }
 
-/*
- * A complete ping round: keep the offset at the smallest RTT, and the
- * spread; @written if it went into the trace as a remote_clock_sync.
- */
-void pbt_remote_ping(struct pbt_session *s, u32 machine_id, bool written,
-		     u64 rtt_ns, s64 offset_ns)
+/* A complete ping round: keep the offset at the smallest RTT, and the spread. */
+void pbt_remote_ping(struct pbt_session *s, u32 machine_id, u64 rtt_ns,
+		     s64 offset_ns)
 {
 	struct pbt_remote *r = s->remote;
 	struct remote_machine *m = machine(r, machine_id);
@@ -418,8 +415,19 @@ void pbt_remote_ping(struct pbt_session *s, u32 machine_id, bool written,
 		m->offset_max = offset_ns;
 	m->st.offset_spread_ns = m->offset_max - m->offset_min;
 	m->st.pings++;
-	if (written)
-		m->st.clock_syncs++;
+	mutex_unlock(&r->lock);
+}
+
+/* A round went into the trace as the machine's remote_clock_sync. */
+void pbt_remote_synced(struct pbt_session *s, u32 machine_id)
+{
+	struct pbt_remote *r = s->remote;
+	struct remote_machine *m = machine(r, machine_id);
+
+	if (!m)
+		return;
+	mutex_lock(&r->lock);
+	m->st.clock_syncs++;
 	mutex_unlock(&r->lock);
 }
 

@@ -61,6 +61,8 @@ expect_fail clock all "causality" "agree: some offset satisfies all" \
 	"trace_processor's offset of the lowest-RTT round"
 expect_fail biased all "one ordered round"
 expect_fail nosync all "follows a RemoteClockSync"
+expect_fail steps all "one RemoteClockSync for the guest"
+expect_fail guestclock all "no clock_snapshot stamped with the guest's machine_id"
 expect_fail identity all "guest system_info name is 'guest2'"
 expect_fail leak hostonly "no packet carries a machine_id"
 echo "1..$N"

@@ -10,8 +10,8 @@ path it reads real files with.
 A guest whose BOOTTIME is OFFSET ahead of the host's records 20 UDP
 rounds (sendto 44 / recvfrom 45, guest pid 77, host echo pid 55), with a
 ping round every second (one-way 100 us, host turnaround 10 us) and the
-guest's chunk after its first RemoteClockSync, as pbtrace writes them.
-CASE breaks one thing:
+guest's chunk after the one RemoteClockSync (the session's first round),
+as pbtrace writes them. CASE breaks one thing:
 
   good       nothing: every check must pass
   clock      the ping rounds' guest stamps are 2 ms off: the offset the
@@ -19,6 +19,8 @@ CASE breaks one thing:
   biased     the rounds paired as (t1, t2), (t4, t3): trace_processor's
              offset is not the NTP midpoint
   nosync     no RemoteClockSync before the guest's events
+  steps      a RemoteClockSync for every ping round: offset steps
+  guestclock a clock_snapshot stamped with the guest's machine_id
   identity   the guest's system_info names another machine
   leak       for the hostonly check: a guest packet in the file
 """
@@ -82,7 +84,9 @@ def rounds():
 def trace(case):
     host, guest = rounds()
     err = 2000000 if case == 'clock' else 0
-    out = [sysinfo('host-machine')]
+    out = [sysinfo('host-machine'),
+           packet('trusted_packet_sequence_id: 1 clock_snapshot { %s '
+                  'clocks { clock_id: 3 timestamp: %d } }' % (snap(10**10), 10**10))]
     out.append(packet('trusted_packet_sequence_id: 1 ftrace_events { cpu: 0 %s }'
                       % ' '.join(host)))
     if case == 'leak':
@@ -90,8 +94,9 @@ def trace(case):
                           '{ cpu: 0 %s }' % (M, SEQ, guest[0])))
         return ''.join(out)
     out.append(sysinfo('other' if case == 'identity' else 'guest2', M))
-    out.append(packet('machine_id: %d clock_snapshot { %s }' % (M, snap(OFFSET))))
-    syncs = [sync(k, err, case == 'biased') for k in range(5)]
+    if case == 'guestclock':
+        out.append(packet('machine_id: %d clock_snapshot { %s }' % (M, snap(OFFSET))))
+    syncs = [sync(k, err, case == 'biased') for k in range(5 if case == 'steps' else 1)]
     chunk = packet('machine_id: %d trusted_packet_sequence_id: %d ftrace_events '
                    '{ cpu: 1 %s }' % (M, SEQ + 1, ' '.join(guest)))
     if case == 'nosync':
@@ -104,7 +109,8 @@ def trace(case):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) != 2 or sys.argv[1] not in ('good', 'clock', 'biased', 'nosync', 'identity', 'leak'):
+    if len(sys.argv) != 2 or sys.argv[1] not in ('good', 'clock', 'biased', 'nosync', 'steps',
+                                                 'guestclock', 'identity', 'leak'):
         sys.stderr.write(__doc__)
         sys.exit(2)
     sys.stdout.write(trace(sys.argv[1]))

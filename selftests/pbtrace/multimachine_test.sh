@@ -13,13 +13,17 @@
 # (build/mm_net ping/echo). The file, decoded with Perfetto's schema, must
 # hold two machines (host packets without machine_id, guest packets with
 # one non-zero id), the guest's system_info with its identity, events of
-# both, RemoteClockSync packets (one before any guest chunk), a
-# trace_stats for the guest that counts its chunks in the file; and with
+# both, one RemoteClockSync (before any guest chunk) and no guest
+# clock_snapshot, a trace_stats for the guest that counts its chunks in
+# the file; and with
 # the offsets trace_processor computes from the RemoteClockSyncs, applied
 # in file order as it does, every UDP receive must come after its send
 # within the applied offset's own uncertainty (its round's t4 - t1), and
 # every ping round and echo round must agree on one offset (mm_check.py;
-# docs/multi-machine.md has the figures). Session 2 (machine_name_filter
+# docs/multi-machine.md has the figures). trace_processor, where present,
+# must keep both machines' CPUs, threads and sched slices with no error or
+# data_loss stats, and on its own timestamps every receive must follow its
+# send strictly (tp.sh, multimachine_lib.sh). Session 2 (machine_name_filter
 # "host") records the host alone and sends the relay no CONTROL. Guest 2
 # checks its relay: one local session, ended with STOPPED, clean unload.
 #
@@ -151,6 +155,8 @@ session_all() {
 	[[ -d $KEEP ]] && cp "$f" "$W/status.txt" "$KEEP/" &&
 		echo "mm_check.py all multi.pftrace.txt ${info[*]}" >"$KEEP/info.txt"
 	analyse all "$f.txt" "${info[@]}"
+	tp_check_machines "$f" 2
+	tp_causality "$f" "$ROUNDS" "$(field pid "$msg")" "$echo_pid"
 }
 
 session_host() {

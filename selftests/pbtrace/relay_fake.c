@@ -4,9 +4,10 @@
  * it says HELLO as machine NAME, waits for the host's CONTROL start, sends
  * two CHUNKs for CPU 0 with sequence numbers 0 and 3 (the relay lost 1 and
  * 2 on the way), then drops the connection in the middle of the session.
+ * It never pings, so the host has no clock round to place its events by.
  * relay_remote_test.sh checks that the host counted each of these for this
- * machine: 2 chunks, 2 lost on the wire, 1 disconnect and a gap that runs
- * until the session stops.
+ * machine: 2 chunks dropped, 2 lost on the wire, 1 disconnect and a gap
+ * that runs until the session stops.
  *
  * Frames are written by hand from docs/relay-protocol.md, not with
  * kmod/core/frame.c, like relay_hostile.c.

@@ -26,6 +26,7 @@ TCP_PORT=20002
 KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 P=/sys/module/pbtrace/parameters
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/tp.sh"
 # A helper's TAP output (file $2), its lines renumbered as ours, prefixed $1.
 retap() {
 	local line
@@ -148,6 +149,8 @@ if insmod "$KO" relay=vsock:1:$FH_PORT relay_name=fake-guest; then
 			test "$packets" -gt 0 -a \
 			"$(grep -c '^  trusted_packet_sequence_id: [1-9]' "$FH_DIR/s$s.txt")" = "$packets" \
 			-a "$(grep -c 'machine_id' "$FH_DIR/s$s.txt")" = 0
+		# A relay's chunks alone, as a single-machine trace.
+		tp_check_machines "$FH_DIR/s$s.pftrace" 1
 	done
 	sed 's/^/# /' "$P/relay_stats"
 	check "relay_stats: four sessions, three STOPPED, none failed, the unknown event skipped each time" \

@@ -13,6 +13,16 @@
 #   tp_bad_stats FILE [NAME...]   "name[idx]=value" for every stats row of
 #                                 severity error or data_loss with value > 0,
 #                                 except the NAMEs the test made on purpose
+#   tp_machines FILE              "raw_id|cpus|threads|sched slices", one
+#                                 line per row of the machine table
+#   tp_offsets FILE RAW_ID        the BOOTTIME offsets (that machine minus
+#                                 trace time) trace_processor applied to
+#                                 the machine, from its clock_snapshot table
+#   tp_check_machines FILE N [NAME...]
+#                                 TAP (tap.sh's ok/not_ok): trace_processor
+#                                 has N machines, each with CPUs, threads and
+#                                 sched slices, and tp_bad_stats is empty;
+#                                 "# SKIP" lines where it is absent
 #
 # tp_query fails (status 1, trace_processor's error on stderr) when the
 # trace does not load or the SQL is wrong: a test never mistakes that for
@@ -69,4 +79,51 @@ tp_bad_stats() {
 		done
 		echo "$name${idx:+[$idx]}=$value"
 	done <<<"$rows"
+}
+
+# A machine's rows: raw_id is the file's machine_id (0 the host), the
+# counts are of what trace_processor kept of it.
+tp_machines() {
+	tp_query "$1" "select m.raw_id,
+		(select count(*) from cpu c where c.machine_id = m.id),
+		(select count(*) from thread t where t.machine_id = m.id),
+		(select count(*) from sched s join cpu c using (ucpu)
+			where c.machine_id = m.id)
+		from machine m order by m.raw_id"
+}
+
+# Each edge trace_processor put into its clock graph for a machine is a
+# clock_snapshot row: its BOOTTIME value against the trace time it maps to.
+tp_offsets() {
+	tp_query "$1" "select distinct cs.clock_value - cs.ts from clock_snapshot cs
+		join machine m on cs.machine_id = m.id
+		where m.raw_id = $2 and cs.clock_name = 'BOOTTIME' order by cs.snapshot_id"
+}
+
+# "0|2|75|1734 1|2|27|2148": N rows, none with a zero count.
+_tp_machines_ok() {
+	local want=$1 rows=$2 n=0 id cpus threads sched
+	while IFS='|' read -r id cpus threads sched; do
+		[[ -n $id ]] || continue
+		((cpus > 0 && threads > 0 && sched > 0)) || return 1
+		((++n))
+	done <<<"$rows"
+	((n == want))
+}
+
+tp_check_machines() {
+	local file=$1 want=$2 rows bad
+	shift 2
+	if ! tp_available; then
+		ok "trace_processor: $want machine(s) with CPUs, threads and sched # SKIP $TP_WHY"
+		ok "trace_processor: no error or data_loss stats # SKIP $TP_WHY"
+		return 0
+	fi
+	rows=$(tp_machines "$file") || rows=
+	echo "# trace_processor machines (raw_id|cpus|threads|sched): ${rows//$'\n'/ }"
+	check "trace_processor: $want machine(s), each with CPUs, threads and sched slices" \
+		_tp_machines_ok "$want" "$rows"
+	bad=$(tp_bad_stats "$file" "$@") || bad="trace_processor failed"
+	bad=${bad//$'\n'/ }
+	check "trace_processor: no error or data_loss stats${bad:+ ($bad)}" test -z "$bad"
 }

@@ -982,7 +982,7 @@ int pbt_machine_describe(char *buf, size_t n, const struct pbt_machine_info *m)
 	return snprintf(buf, n,
 			"machine %s (id %u): %s, buffer %u, %u cpus\n"
 			"  received %llu chunks, %s; guest wrote %llu events\n"
-			"  lost: %llu chunks in relay gaps, %llu dropped here (queue full), %llu events on the guest, %llu disconnects (%.3f s without it)\n"
+			"  lost: %llu chunks in relay gaps, %llu dropped here (queue full or no clock round), %llu events on the guest, %llu disconnects (%.3f s without it)\n"
 			"  clock: %s\n",
 			m->name, st->machine_id,
 			st->connected ? "connected" : "not connected", st->buffer,

@@ -716,7 +716,7 @@ static void log_machine(const struct session *s, const struct pbt_machine_info *
 		    st->guest_events_lost || st->disconnects;
 
 	logmsg(lossy ? LOG_WARNING : LOG_INFO,
-	       "session %u: machine %u (%s): %llu chunks, %llu bytes, guest wrote %llu events; lost: %llu chunks on the wire, %llu dropped here (queue full), %llu events on the guest, %llu disconnects (%llu ms without it)",
+	       "session %u: machine %u (%s): %llu chunks, %llu bytes, guest wrote %llu events; lost: %llu chunks on the wire, %llu dropped here (queue full or no clock round), %llu events on the guest, %llu disconnects (%llu ms without it)",
 	       s->id, st->machine_id, m->name,
 	       (unsigned long long)st->chunks, (unsigned long long)st->bytes,
 	       (unsigned long long)st->guest_events_written,
