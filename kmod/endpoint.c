@@ -21,8 +21,8 @@
  * CONTROL start, passes on FLUSH, and sends CONTROL stop when the session
  * stops, then waits for the guest's STOPPED (at most 2 s) before it looks
  * for another session. Session changes reach the thread as a bump of
- * ep_gen (pbt_endpoint_kick(), under pbt_sessions_lock), which it checks
- * every 100 ms receive timeout: the session lock never waits on a guest's
+ * remote.c's generation (pbt_remote_changes()), which it checks every
+ * 100 ms receive timeout: the session lock never waits on a guest's
  * socket, and only the connection's own thread ever sends on it, so no tx
  * lock is needed either. Its CHUNKs are stamped (machine_id, a host-chosen
  * sequence id per guest CPU) into that buffer's remote queue (remote.c),
@@ -125,7 +125,7 @@ struct ep_conn {
 	struct pbt_session *late;
 	u32 late_buf;
 	unsigned long late_end;		/* not longer: it pins the buffers */
-	u32 gen;			/* ep_gen when we last looked */
+	u32 gen;			/* pbt_remote_changes() when we last looked */
 	u32 flush_gen;			/* the session's flushes passed on */
 	bool stop_sent;			/* CONTROL stop sent, waiting */
 	bool stopped_rcvd;		/* the guest's STOPPED for it came */
@@ -162,7 +162,6 @@ static struct {
 	atomic_t bad[FRAME_E_NR];
 } ep_stats;
 
-static atomic_t ep_gen = ATOMIC_INIT(0);	/* bumped on session changes */
 
 static DEFINE_MUTEX(ep_lock);		/* ep_conns, ep_machines */
 static LIST_HEAD(ep_conns);
@@ -231,6 +230,7 @@ static void ep_machine_commit(struct ep_conn *c)
 	m->cid = c->cid;
 	m->connects++;
 	mutex_unlock(&ep_lock);
+	pbt_remote_online(m->id, true);
 	c->authed = true;
 	atomic_inc(&ep_stats.hellos);
 	pr_info("pbtrace: endpoint: %s is machine %u \"%s\" (%s %s %s, %u cpus, %llu MiB)\n",
@@ -244,6 +244,8 @@ static void ep_machine_release(struct ep_conn *c)
 {
 	if (!c->m)
 		return;
+	if (c->authed)
+		pbt_remote_online(c->m->id, false);
 	mutex_lock(&ep_lock);
 	c->m->online = false;
 	if (!c->authed && c->m_new)
@@ -265,18 +267,6 @@ static int ep_send(struct ep_conn *c, struct frame *f)
 }
 
 /* ---- the session this machine records for ---- */
-
-void pbt_endpoint_kick(void)
-{
-	atomic_inc(&ep_gen);
-}
-
-bool pbt_endpoint_online(u32 machine_id)
-{
-	if (!machine_id || machine_id > EP_MAX_MACHINES)
-		return false;
-	return READ_ONCE(ep_machines[machine_id - 1].online);
-}
 
 /* "group/name,group/name": event names, not ids, cross the wire. */
 static u32 ep_events(char *out, u64 events)
@@ -551,7 +541,7 @@ static int ep_sync(struct ep_conn *c)
 
 	if (!c->authed)			/* looks again once it is */
 		return 0;
-	c->gen = atomic_read(&ep_gen);
+	c->gen = pbt_remote_changes();
 	if (c->late && time_after(jiffies, c->late_end))
 		ep_forget_late(c);
 	if (s && READ_ONCE(s->state) == PBTRACE_STATE_STARTED) {
@@ -579,7 +569,7 @@ static int ep_sync(struct ep_conn *c)
 
 static bool ep_sync_due(struct ep_conn *c)
 {
-	return c->gen != atomic_read(&ep_gen) || (c->s && c->stop_sent) ||
+	return c->gen != pbt_remote_changes() || (c->s && c->stop_sent) ||
 	       (c->late && time_after(jiffies, c->late_end));
 }
 
@@ -931,7 +921,7 @@ static void ep_start(struct socket *sock, bool tcp)
 		goto free;
 	c->sock = sock;
 	c->tcp = tcp;
-	c->gen = atomic_read(&ep_gen) - 1;	/* look for a session first thing */
+	c->gen = pbt_remote_changes() - 1;	/* look for a session first thing */
 	sock->sk->sk_rcvtimeo = EP_POLL_JIFFIES;
 	sock->sk->sk_sndtimeo = HZ;
 	ep_peer(c);

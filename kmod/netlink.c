@@ -811,7 +811,11 @@ static struct sk_buff *notify_msg(u8 cmd, void **hdr)
 	return msg;
 }
 
-void pbt_netlink_notify(u8 cmd, u32 session_id)
+/*
+ * A session change (session.c calls it through pbt_session_observe()), or
+ * DAEMON_GONE with no session: DESTROY's carries why the session ended.
+ */
+static void pbt_netlink_notify(u8 cmd, u32 session_id, const char *error)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -819,23 +823,7 @@ void pbt_netlink_notify(u8 cmd, u32 session_id)
 	msg = notify_msg(cmd, &hdr);
 	if (!msg)
 		return;
-	if (session_id && nla_put_u32(msg, PBTRACE_A_SESSION_ID, session_id)) {
-		nlmsg_free(msg);
-		return;
-	}
-	genlmsg_end(msg, hdr);
-	multicast(msg);
-}
-
-void pbt_netlink_notify_destroy(u32 session_id, const char *error)
-{
-	struct sk_buff *msg;
-	void *hdr;
-
-	msg = notify_msg(PBTRACE_CMD_DESTROY_SESSION, &hdr);
-	if (!msg)
-		return;
-	if (nla_put_u32(msg, PBTRACE_A_SESSION_ID, session_id) ||
+	if ((session_id && nla_put_u32(msg, PBTRACE_A_SESSION_ID, session_id)) ||
 	    (error && nla_put_string(msg, PBTRACE_A_SESSION_ERROR, error))) {
 		nlmsg_free(msg);
 		return;
@@ -906,7 +894,7 @@ static int pbt_nl_get_status(struct sk_buff *skb, struct genl_info *info)
 
 static void daemon_gone_work_fn(struct work_struct *work)
 {
-	pbt_netlink_notify(PBTRACE_CMD_DAEMON_GONE, 0);
+	pbt_netlink_notify(PBTRACE_CMD_DAEMON_GONE, 0, NULL);
 }
 
 static DECLARE_WORK(daemon_gone_work, daemon_gone_work_fn);
@@ -1022,11 +1010,13 @@ int pbt_netlink_init(void)
 		return ret;
 	}
 	WRITE_ONCE(family_registered, true);
+	pbt_session_observe(pbt_netlink_notify);
 	return 0;
 }
 
 void pbt_netlink_exit(void)
 {
+	pbt_session_observe(NULL);
 	netlink_unregister_notifier(&pbt_netlink_notifier);
 	cancel_work_sync(&daemon_gone_work);
 	WRITE_ONCE(family_registered, false);

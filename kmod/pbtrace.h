@@ -123,6 +123,13 @@ int pbt_session_stop(u32 id);
 int pbt_session_flush(u32 id);
 int pbt_session_destroy(u32 id, const char *error);	/* error may be NULL */
 void pbt_sessions_destroy_all(void);		/* module exit */
+/*
+ * Who hears of session changes (netlink.c's multicast): registered at its
+ * init, NULL again at its exit, so session.c never calls up into netlink.c.
+ * Called with pbt_sessions_lock held; may sleep.
+ */
+typedef void (*pbt_session_observer)(u8 cmd, u32 session_id, const char *error);
+void pbt_session_observe(pbt_session_observer fn);
 struct pbt_session *pbt_session_get(u32 id);	/* takes a ref, or NULL */
 struct pbt_session *pbt_session_get_next(u32 after_id); /* for dumps */
 void pbt_session_put(struct pbt_session *s);
@@ -171,8 +178,14 @@ void pbt_remote_ping(struct pbt_session *s, u32 machine_id, u64 rtt_ns,
 void pbt_remote_synced(struct pbt_session *s, u32 machine_id);
 void pbt_remote_stopped(struct pbt_session *s, u32 machine_id,
 			u64 events_written, u64 events_lost);
-void pbt_endpoint_kick(void);			/* endpoint.c: sessions changed */
-bool pbt_endpoint_online(u32 machine_id);
+/*
+ * What connection threads poll: a generation bumped on every session
+ * change that matters to them (start, stop, flush), and the machines the
+ * endpoint has online, which it reports here. Calls go endpoint -> remote,
+ * never back (docs/architecture.md).
+ */
+u32 pbt_remote_changes(void);
+void pbt_remote_online(u32 machine_id, bool online);
 
 /*
  * buffer.c
@@ -230,8 +243,5 @@ void pbt_device_exit(void);
 /* netlink.c */
 int pbt_netlink_init(void);
 void pbt_netlink_exit(void);
-void pbt_netlink_notify(u8 cmd, u32 session_id); /* multicast, may sleep */
-/* DESTROY's notification, with the reason the session ended (or NULL). */
-void pbt_netlink_notify_destroy(u32 session_id, const char *error);
 
 #endif /* _PBTRACE_H */

@@ -134,9 +134,43 @@ void pbt_remote_destroy(struct pbt_remote *r)
 	kfree(r);
 }
 
+/*
+ * Connection threads (endpoint.c) poll this generation for session changes
+ * that concern them, and report here which machines are online: remote.c
+ * never calls into endpoint.c.
+ */
+static atomic_t changes = ATOMIC_INIT(0);
+static DECLARE_BITMAP(online, PBT_REMOTE_MAX_MACHINES);
+
+u32 pbt_remote_changes(void)
+{
+	return atomic_read(&changes);
+}
+
+static void kick(void)
+{
+	atomic_inc(&changes);
+}
+
+void pbt_remote_online(u32 machine_id, bool is_online)
+{
+	if (!machine_id || machine_id > PBT_REMOTE_MAX_MACHINES)
+		return;
+	if (is_online)
+		set_bit(machine_id - 1, online);
+	else
+		clear_bit(machine_id - 1, online);
+}
+
+static bool machine_online(u32 machine_id)
+{
+	return machine_id && machine_id <= PBT_REMOTE_MAX_MACHINES &&
+	       test_bit(machine_id - 1, online);
+}
+
 void pbt_remote_start(struct pbt_remote *r)
 {
-	pbt_endpoint_kick();
+	kick();
 }
 
 /*
@@ -154,13 +188,13 @@ void pbt_remote_stop(struct pbt_remote *r)
 			  nsecs_to_jiffies(PBT_REMOTE_DONE_NS) + 1);
 	}
 	mutex_unlock(&r->lock);
-	pbt_endpoint_kick();
+	kick();
 }
 
 void pbt_remote_flush(struct pbt_remote *r)
 {
 	WRITE_ONCE(r->flush_gen, r->flush_gen + 1);
-	pbt_endpoint_kick();
+	kick();
 }
 
 u32 pbt_remote_flush_gen(struct pbt_remote *r)
@@ -276,7 +310,7 @@ bool pbt_remote_machine(struct pbt_session *s, u32 machine_id, char *name,
 			st->gap_ns += end - m->gap_start;
 	}
 	mutex_unlock(&r->lock);
-	st->connected = pbt_endpoint_online(machine_id);
+	st->connected = machine_online(machine_id);
 	return true;
 }
 

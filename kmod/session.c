@@ -21,6 +21,25 @@
 #include "pbtrace.h"
 
 DEFINE_MUTEX(pbt_sessions_lock);
+
+/* netlink.c's multicast; see pbt_session_observe(). */
+static pbt_session_observer observer;
+
+void pbt_session_observe(pbt_session_observer fn)
+{
+	mutex_lock(&pbt_sessions_lock);
+	WRITE_ONCE(observer, fn);
+	mutex_unlock(&pbt_sessions_lock);
+}
+
+static void changed(u8 cmd, u32 id, const char *error)
+{
+	pbt_session_observer fn = READ_ONCE(observer);
+
+	lockdep_assert_held(&pbt_sessions_lock);
+	if (fn)
+		fn(cmd, id, error);
+}
 static LIST_HEAD(sessions);
 static u32 last_id;
 static unsigned long used_slots;	/* bit per live session, for sequence ids */
@@ -197,7 +216,7 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 	s->id = ++last_id;
 	list_add_tail(&s->node, &sessions);
 	*id = s->id;
-	pbt_netlink_notify(PBTRACE_CMD_NEW_SESSION, s->id);
+	changed(PBTRACE_CMD_NEW_SESSION, s->id, NULL);
 	mutex_unlock(&pbt_sessions_lock);
 	return 0;
 
@@ -276,7 +295,7 @@ int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 		/* Readers of a retired buffer learn it from poll. */
 		wake_up_all(&s->wq);
 	}
-	pbt_netlink_notify(PBTRACE_CMD_SET_SESSION, id);
+	changed(PBTRACE_CMD_SET_SESSION, id, NULL);
 out:
 	mutex_unlock(&pbt_sessions_lock);
 	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
@@ -401,7 +420,7 @@ int pbt_session_start(u32 id)
 	s = find_locked(id);
 	ret = s ? start_locked(s) : -ENOENT;
 	if (!ret)
-		pbt_netlink_notify(PBTRACE_CMD_START_SESSION, id);
+		changed(PBTRACE_CMD_START_SESSION, id, NULL);
 	mutex_unlock(&pbt_sessions_lock);
 	return ret;
 }
@@ -453,7 +472,7 @@ int pbt_session_stop(u32 id)
 	s = find_locked(id);
 	ret = s ? stop_locked(s) : -ENOENT;
 	if (!ret)
-		pbt_netlink_notify(PBTRACE_CMD_STOP_SESSION, id);
+		changed(PBTRACE_CMD_STOP_SESSION, id, NULL);
 	mutex_unlock(&pbt_sessions_lock);
 	return ret;
 }
@@ -478,12 +497,12 @@ static void destroy_locked(struct pbt_session *s, const char *error)
 {
 	if (s->state == PBTRACE_STATE_STARTED) {
 		stop_locked(s);
-		pbt_netlink_notify(PBTRACE_CMD_STOP_SESSION, s->id);
+		changed(PBTRACE_CMD_STOP_SESSION, s->id, NULL);
 	}
 	pbt_remote_stop(s->remote);	/* a CONFIGURED one: readers get EOF */
 	list_del_init(&s->node);
 	clear_bit(s->slot, &used_slots);
-	pbt_netlink_notify_destroy(s->id, error);
+	changed(PBTRACE_CMD_DESTROY_SESSION, s->id, error);
 	/* Readers blocked in poll see the session gone and drop their ref. */
 	wake_up_all(&s->wq);
 	pbt_session_put(s);
