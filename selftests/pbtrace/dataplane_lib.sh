@@ -9,6 +9,10 @@ top=$(cd "$here/../.." && pwd)
 schema=${PBTRACE_SCHEMA_DIR:-$top/../shared/perfetto}
 rec=$here/build/dp_record
 tmp=$(mktemp -d /tmp/dataplane.XXXXXX)
+# trace_processor, found by tp.sh, is dp_check.py's second reader.
+. "$here/tp.sh"
+if tp_available; then export DP_TP=$TP_SHELL; else export DP_TP= DP_TP_WHY=$TP_WHY; fi
+export PYTHONDONTWRITEBYTECODE=1
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 
@@ -21,19 +25,7 @@ section() { echo "# $(($(date +%s) - start))s: $1"; }
 
 # dp_check.py's PASS/FAIL/SKIP lines as TAP (read from a file: the guest
 # has no /dev/fd for process substitution, and a pipe would lose counters).
-tap_checks() {
-	local prefix=$1 line done=0
-	while IFS= read -r line; do
-		case $line in
-		PASS\ *) ok "$prefix: ${line#PASS }" ;;
-		FAIL\ *) not_ok "$prefix: ${line#FAIL }" ;;
-		SKIP\ *) ok "$prefix: ${line#SKIP } # SKIP" ;;
-		DONE) done=1 ;;
-		*) echo "# $line" ;;
-		esac
-	done
-	[ $done = 1 ] || not_ok "$prefix: dp_check.py did not finish (see above)"
-}
+tap_checks() { tp_tap ok not_ok "$1"; }
 
 decode() {
 	protoc -I "$schema" --decode=perfetto.protos.Trace perfetto_trace.proto \

@@ -13,6 +13,12 @@
 #   tp_bad_stats FILE [NAME...]   "name[idx]=value" for every stats row of
 #                                 severity error or data_loss with value > 0,
 #                                 except the NAMEs the test made on purpose
+#   tp_file OK NOK TAG FILE [--lost N]
+#                                 tp_check.py's comparison of trace_processor's
+#                                 tables with protoc's decode of FILE (in
+#                                 FILE.txt), one TAP line per check through
+#                                 the caller's OK and NOK functions; one
+#                                 SKIP line with TP_WHY when it is absent
 #
 # tp_query fails (status 1, trace_processor's error on stderr) when the
 # trace does not load or the SQL is wrong: a test never mistakes that for
@@ -69,4 +75,33 @@ tp_bad_stats() {
 		done
 		echo "$name${idx:+[$idx]}=$value"
 	done <<<"$rows"
+}
+
+# PASS/FAIL/SKIP lines of a checker (stdin) as TAP through OK and NOK.
+tp_tap() {
+	local ok=$1 nok=$2 tag=$3 line done=0
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) "$ok" "$tag: ${line#PASS }" ;;
+		FAIL\ *) "$nok" "$tag: ${line#FAIL }" ;;
+		SKIP\ *) "$ok" "$tag: ${line#SKIP } # SKIP" ;;
+		DONE) done=1 ;;
+		*) echo "# $line" ;;
+		esac
+	done
+	[ $done = 1 ] || "$nok" "$tag: the checker did not finish (see above)"
+}
+
+tp_file() {
+	local ok=$1 nok=$2 tag=$3 file=$4 out
+	shift 4
+	if ! tp_available; then
+		"$ok" "$tag: trace_processor reads it as the decode does # SKIP $TP_WHY"
+		return 0
+	fi
+	out=${TMPDIR:-/tmp}/tp.check.$$
+	DP_TP=$TP_SHELL PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$_tp_here/tp_check.py" \
+		traced "$file" "$file.txt" --release "$(uname -r)" "$@" >"$out" 2>&1
+	tp_tap "$ok" "$nok" "$tag" <"$out"
+	rm -f "$out"
 }
