@@ -280,6 +280,7 @@ test_errors() {
 	expect "disk full at stop: stop --wait says why" || sed 's/^/#   /' "$W/ring.out"
 	cp "$d/ring.pftrace" "$W/ring.pftrace"
 	check "disk full at stop: the file decodes" decode "$W/ring.pftrace"
+	tp_file ok not_ok "disk full at stop" "$W/ring.pftrace"
 	umount "$d"
 	SMALL=
 
@@ -295,6 +296,7 @@ test_errors() {
 		sed 's/^/#   /' "$W/tiny.out"
 	decode "$W/tiny.pftrace" && ! grep -q "^  trace_stats {" "$W/tiny.pftrace.txt"
 	expect "no closing trace_stats: the file decodes and indeed has none"
+	tp_file ok not_ok "no closing trace_stats" "$W/tiny.pftrace"
 }
 
 cleanup() {

@@ -429,6 +429,7 @@ test_duration() {
 	check "duration: traced ended it" \
 		grep -q "(dur): finished (duration_ms elapsed)" "$LOG"
 	decode "$f"
+	tp_file ok nok duration "$f"
 	t=$(boottimes "$f.txt" | awk 'NR == 1 {a = $1} {b = $1} END {print int((b - a) / 1000000)}')
 	check "duration: first to last clock snapshot ${t} ms (2000..3500)" \
 		test "$t" -ge 1900 -a "$t" -le 3500
@@ -450,6 +451,7 @@ test_max_size() {
 	check "max size: file $size <= $limit" test "$size" -le "$limit"
 	check "max size: file decodes" decode "$f"
 	check "max size: still ends with trace_stats" grep -q "^  trace_stats {" "$f.txt"
+	tp_file ok nok "max size" "$f"
 }
 
 # --- 5: triggers ----------------------------------------------------------
@@ -470,6 +472,7 @@ test_triggers() {
 	first=$(event_times "$f.txt" | sort -n | head -1)
 	check "START_TRACING: events recorded (first $first)" test -n "$first"
 	check "START_TRACING: no event before the trigger ($tr)" test "${first:-0}" -ge "${tr:-0}"
+	tp_file ok nok START_TRACING "$f"
 
 	f=$W/tstop.pftrace c=$W/tstop.pbtx
 	write_config "$c" 'buffers { size_kb: 1024 }' "$(ftrace_ds sched/sched_switch)" \
@@ -482,6 +485,7 @@ test_triggers() {
 	check "STOP_TRACING: trigger packet with stop_delay_ms" \
 		bash -c "grep -A3 'trigger_name: \"halt\"' '$f.txt' | grep -q 'stop_delay_ms: 1000'"
 	check "STOP_TRACING: ended by the trigger" grep -q "(tstop): finished (stop trigger)" "$LOG"
+	tp_file ok nok STOP_TRACING "$f"
 	local last delay
 	tr=$(awk '/^  timestamp: / {t=$2} /^  trigger \{/ {print t; exit}' "$f.txt")
 	last=$(boottimes "$f.txt" | tail -1)
@@ -515,6 +519,7 @@ test_trigger_timeouts() {
 		test "$nev" -eq 0 -a "$kseq" -eq 0
 	check "trigger timeout, START_TRACING: no trigger packet" bash -c "! grep -q '^  trigger {' '$a.txt'"
 	check "trigger timeout, START_TRACING: still closed with trace_stats" grep -q "^  trace_stats {" "$a.txt"
+	tp_file ok nok "trigger timeout, START_TRACING" "$a"
 	ms=$(boottimes "$a.txt" | awk 'NR == 1 {a = $1} {b = $1} END {print int((b - a) / 1000000)}')
 	check "trigger timeout, START_TRACING: ended ${ms} ms after its header (1000..2500)" \
 		test "$ms" -ge 1000 -a "$ms" -le 2500
@@ -524,6 +529,7 @@ test_trigger_timeouts() {
 	check "trigger timeout, STOP_TRACING: file decodes" decode "$b"
 	nev=$(event_types "$b.txt" | wc -l)
 	check "trigger timeout, STOP_TRACING: the trace is kept ($nev events)" test "$nev" -gt 0
+	tp_file ok nok "trigger timeout, STOP_TRACING" "$b"
 	ms=$(boottimes "$b.txt" | awk 'NR == 1 {a = $1} {b = $1} END {print int((b - a) / 1000000)}')
 	check "trigger timeout, STOP_TRACING: stopped ${ms} ms after its header (1000..2500)" \
 		test "$ms" -ge 1000 -a "$ms" -le 2500
@@ -543,6 +549,8 @@ test_two_sessions() {
 	tb=$(event_types "$b.txt" | sort -u | tr '\n' ' ')
 	check "two sessions: A has only sched_switch ($ta)" test "$ta" = "sched_switch "
 	check "two sessions: B has only sched_waking ($tb)" test "$tb" = "sched_waking "
+	tp_file ok nok "two sessions, A" "$a"
+	tp_file ok nok "two sessions, B" "$b"
 }
 
 # --- 7: tids_to_trace -----------------------------------------------------
@@ -783,6 +791,7 @@ test_valgrind() {
 		--errors-for-leak-kinds=definite || { nok "valgrind: traced starts"; return; }
 	tctl record -t 2s -o "$f" -n vg >/dev/null 2>&1
 	check "valgrind: record under valgrind" decode "$f"
+	tp_file ok nok valgrind "$f"
 	stop_traced
 	check "valgrind: traced exits clean under valgrind (status $?)" test $? -eq 0
 	grep -q "==[0-9]*==" "$LOG" && sed -n 's/^/#   /; /==[0-9]*==/p' "$LOG" | head -20
