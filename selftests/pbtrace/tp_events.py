@@ -215,8 +215,9 @@ def check_counters(c, res, evs):
         if not want and kind == 'cpu_frequency' and \
                 not os.path.isdir('/sys/devices/system/cpu/cpu0/cpufreq'):
             c.skip('tp: cpu_frequency as a per-CPU counter',
-                   'no cpufreq driver in this machine (QEMU TCG has no P-states), '
-                   'so the kernel never calls trace_cpu_frequency')
+                   'no cpufreq driver in this guest (QEMU gives no P-states), so '
+                   'the kernel never calls trace_cpu_frequency: power_test.sh '
+                   'boots one that has them')
             continue
         same(c, 'tp: %d %s values on per-CPU counter tracks (ts, cpu, state)'
              % (len(got), kind), want, got)
