@@ -300,7 +300,7 @@ too_large:
  * of a task not in a syscall, is never in a filter).
  */
 static __always_inline bool wants(const struct pbt_buffer *b, int id,
-				  pid_t pid, long nr)
+				  pid_t pid, pid_t also, long nr)
 {
 	u32 i;
 
@@ -313,18 +313,19 @@ static __always_inline bool wants(const struct pbt_buffer *b, int id,
 	if (!b->nr_pids)
 		return true;
 	for (i = 0; i < b->nr_pids; i++)
-		if (b->pids[i] == pid)
+		if (b->pids[i] == pid || b->pids[i] == also)
 			return true;
 	return false;
 }
 
 static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
-			 long nr, u32 cpu)
+			 pid_t also, long nr, u32 cpu)
 {
 	unsigned int i;
 
 	for (i = 0; i < set->nr; i++)
-		if (wants(set->b[i], id, pid, nr) && cpu < set->b[i]->nr_cpus)
+		if (wants(set->b[i], id, pid, also, nr) &&
+		    cpu < set->b[i]->nr_cpus)
 			atomic_inc(&set->b[i]->w[cpu].nmi_lost);
 }
 
@@ -333,7 +334,8 @@ static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
  * compiler call write_event() and wants() out of line, 35 instructions
  * more per event (tools/bench/run, storm).
  */
-void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg)
+void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
+		  const void *arg)
 {
 	const struct pbt_active_set *set;
 	pid_t pid = current->pid;
@@ -351,7 +353,7 @@ void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg)
 	cpu = smp_processor_id();
 	nesting = this_cpu_ptr(&pbt_nesting);
 	if (unlikely(in_nmi() || *nesting)) {
-		count_nested(set, id, pid, nr, cpu);
+		count_nested(set, id, pid, also, nr, cpu);
 		goto out;
 	}
 	*nesting = 1;
@@ -359,19 +361,14 @@ void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg)
 	for (i = 0; i < set->nr; i++) {
 		struct pbt_buffer *b = set->b[i];
 
-		if (wants(b, id, pid, nr) && cpu < b->nr_cpus)
+		if (wants(b, id, pid, also, nr) && cpu < b->nr_cpus)
 			write_event(b, cpu, ts, pid, encode, arg);
 	}
 	if (static_branch_unlikely(&pbt_fault_recurse))
-		pbt_emit_syscall(id, nr, encode, arg);	/* dropped and counted */
+		pbt_emit_for(id, nr, also, encode, arg);	/* dropped and counted */
 	*nesting = 0;
 out:
 	local_irq_restore(flags);
-}
-
-void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
-{
-	pbt_emit_syscall(id, -1, encode, arg);
 }
 
 /* Swap in a new active set; the old one is reusable after a grace period. */

@@ -229,9 +229,28 @@ void pbt_buffers_exit(void);
  */
 struct pb_buf;
 typedef void (*pbt_encode_fn)(struct pb_buf *pb, const void *arg);
-void pbt_emit(int id, pbt_encode_fn encode, const void *arg);
+/*
+ * The one body: @nr is what a raw_syscalls filter checks (else -1); @also
+ * is a second task whose pid passes the pid filter too (else 0, never a
+ * filter pid), as the kernel's own set_event_pid lets sched_switch through
+ * for prev or next and a wakeup for the waker or the wakee. Without it a
+ * pid-filtered trace has no switch into the thread, and trace_processor
+ * can close none of its sched slices.
+ */
+void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
+		  const void *arg);
+
+static inline void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
+{
+	pbt_emit_for(id, -1, 0, encode, arg);
+}
+
 /* raw_syscalls: as pbt_emit, and a buffer's syscall filter checks @nr. */
-void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode, const void *arg);
+static inline void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode,
+				    const void *arg)
+{
+	pbt_emit_for(id, nr, 0, encode, arg);
+}
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);

@@ -88,7 +88,7 @@ static void probe_sched_switch(void *data,
 		.prev_state = PBT_SWITCH_PREV_STATE(prev, prev_state),
 	};
 
-	pbt_emit(PBT_EV_SCHED_SWITCH, enc_switch, &a);
+	pbt_emit_for(PBT_EV_SCHED_SWITCH, -1, next->pid, enc_switch, &a);
 }
 
 /*
@@ -119,21 +119,21 @@ static void probe_sched_waking(void *data, struct task_struct *p)
 {
 	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKING };
 
-	pbt_emit(PBT_EV_SCHED_WAKING, enc_wakeup, &a);
+	pbt_emit_for(PBT_EV_SCHED_WAKING, -1, p->pid, enc_wakeup, &a);
 }
 
 static void probe_sched_wakeup(void *data, struct task_struct *p)
 {
 	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKEUP };
 
-	pbt_emit(PBT_EV_SCHED_WAKEUP, enc_wakeup, &a);
+	pbt_emit_for(PBT_EV_SCHED_WAKEUP, -1, p->pid, enc_wakeup, &a);
 }
 
 static void probe_sched_wakeup_new(void *data, struct task_struct *p)
 {
 	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKEUP_NEW };
 
-	pbt_emit(PBT_EV_SCHED_WAKEUP_NEW, enc_wakeup, &a);
+	pbt_emit_for(PBT_EV_SCHED_WAKEUP_NEW, -1, p->pid, enc_wakeup, &a);
 }
 
 /* sched_process_fork */

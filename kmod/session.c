@@ -393,17 +393,23 @@ static int start_locked(struct pbt_session *s)
 	for (i = 0; i < s->params.nr_buffers; i++)
 		if (pbt_buffer_local(&s->params.buffers[i]))
 			pbt_buffer_activate(s->buffers[i]);
+	/*
+	 * Before the first probe: no event may predate the start, because
+	 * traced stamps tracing_started with it and trace_processor drops
+	 * every ftrace event older than that.
+	 */
+	s->start_ns = ktime_get_boottime_ns();
 	for (i = 0; i < s->params.nr_buffers; i++) {
 		ret = get_probes(local_events(&s->params.buffers[i]));
 		if (ret)
 			goto err;
 	}
-	s->start_ns = ktime_get_boottime_ns();
 	s->state = PBTRACE_STATE_STARTED;
 	pbt_remote_start(s->remote);
 	return 0;
 
 err:
+	s->start_ns = 0;
 	put_all_probes(s, i);
 	for (i = 0; i < s->params.nr_buffers; i++)
 		pbt_buffer_deactivate(s->buffers[i]);

@@ -75,6 +75,7 @@ test_size() {
 	tctl stop -n size --wait >/dev/null 2>&1
 	wait_done size 100
 	decode "$f"
+	tp_file ok not_ok buffer_size_kb "$f"
 	bs=$(section trace_stats "$f.txt" | awk '$1 == "buffer_size:" {print $2; exit}')
 	# The kernel splits the size into whole 16 KiB chunks per CPU.
 	check "buffer_size_kb: trace_stats.buffer_size $bs is $want KB less at most a chunk per CPU" \
@@ -94,6 +95,7 @@ test_drain() {
 	tctl start -c "$c" -o "$f" -n drain >/dev/null 2>&1
 	wait_done drain 200
 	decode "$f"
+	tp_file ok not_ok drain_period_ms "$f"
 	fl=$(section trace_stats "$f.txt" | awk '$1 == "flushes_requested:" {print $2}')
 	# The drain timer runs at most the session's 3000 ms, and at least
 	# from traced's tracing_started packet (it arms its timers when it
@@ -122,6 +124,7 @@ test_snapshot() {
 	tctl start -c "$c" -o "$f" -n snap >/dev/null 2>&1
 	wait_done snap 200
 	decode "$f"
+	tp_file ok not_ok snapshot_interval_ms "$f"
 	n=$(count "^  clock_snapshot {" "$f.txt")
 	check "snapshot_interval_ms 500 over 2000 ms: $n clock_snapshot packets >= 4" \
 		test "$n" -ge 4
@@ -170,6 +173,15 @@ open('/proc/self/stat').read()"
 		test -n "$nr" -a "$ids" = " $((nenter + nexit)) $nr,"
 	check "syscall_events: at least the $calls calls made ($nenter sys_enter, $nexit sys_exit)" \
 		test "$nenter" -ge "$calls" -a "$nexit" -ge "$calls"
+	tp_file ok not_ok syscall_events "$f"
+	# The name comes from trace_processor's x86_64 table, chosen by the
+	# machine in our system_info: one sys_getppid slice per sys_enter.
+	if tp_available; then
+		local named
+		named=$(tp_value "$f" "select count(*) from slice where name = 'sys_getppid'")
+		check "syscall_events: trace_processor has $named sys_getppid slices, one per sys_enter ($nenter)" \
+			test "$named" = "$nenter"
+	fi
 
 	cfg "$W/badsys.pbtx" 'buffers { size_kb: 1024 }' \
 		'data_sources { config { name: "linux.ftrace" ftrace_config {' \
@@ -219,6 +231,7 @@ test_reconfigure() {
 	wait_done re 100
 	decode "$b"
 	check "reconfigure: the file decodes with Perfetto's schema" test -s "$b.txt"
+	tp_file ok not_ok reconfigure "$b"
 	check "reconfigure: it holds the new events (sched_process_fork: $(count '^      sched_process_fork {' "$b.txt"))" \
 		test "$(count '^      sched_process_fork {' "$b.txt")" -ge 5
 	check "reconfigure: and none of the old (sched_switch: $(count '^      sched_switch {' "$b.txt"))" \
@@ -250,6 +263,7 @@ test_errors() {
 	check "disk full: record returned before the duration (${t} s < 20 s)" test "$t" -lt 20
 	cp "$f" "$W/full.pftrace"	# decode's output needs room
 	check "disk full: what fit decodes with Perfetto's schema" decode "$W/full.pftrace"
+	tp_file ok not_ok "disk full" "$W/full.pftrace"
 	umount "$d"
 
 	# stop --wait: a flight recorder written only at stop fails then.
@@ -266,6 +280,7 @@ test_errors() {
 	expect "disk full at stop: stop --wait says why" || sed 's/^/#   /' "$W/ring.out"
 	cp "$d/ring.pftrace" "$W/ring.pftrace"
 	check "disk full at stop: the file decodes" decode "$W/ring.pftrace"
+	tp_file ok not_ok "disk full at stop" "$W/ring.pftrace"
 	umount "$d"
 	SMALL=
 
@@ -281,6 +296,7 @@ test_errors() {
 		sed 's/^/#   /' "$W/tiny.out"
 	decode "$W/tiny.pftrace" && ! grep -q "^  trace_stats {" "$W/tiny.pftrace.txt"
 	expect "no closing trace_stats: the file decodes and indeed has none"
+	tp_file ok not_ok "no closing trace_stats" "$W/tiny.pftrace"
 }
 
 cleanup() {

@@ -49,42 +49,7 @@ fi
 
 section all
 # Every event; field for field against the kernel's own ftrace, same run.
-T=/sys/kernel/tracing
-FT_EVENTS="sched/sched_process_fork sched/sched_process_exec task/task_rename
-	sched/sched_process_exit raw_syscalls/sys_enter raw_syscalls/sys_exit
-	sched/sched_switch block/block_rq_issue block/block_rq_complete"
-ftrace() {
-	local e
-	for e in $FT_EVENTS; do echo "$1" > "$T/events/$e/enable"; done
-	echo "$1" > "$T/tracing_on"
-}
-modprobe loop 2>/dev/null
-truncate -s 4M "$tmp/disk"
-loopdev=$(losetup -f --show "$tmp/disk" 2>/dev/null)
-if [ -z "$loopdev" ] || [ ! -d "$T/events" ]; then
-	not_ok "all events: need a loop device and tracefs at $T"
-else
-	echo 8192 > "$T/buffer_size_kb"
-	echo > "$T/trace"
-	ftrace 1
-	"$rec" all "$tmp/all.pftrace" "/bin/true; dd if=/dev/zero of=$loopdev bs=4k count=16 oflag=direct 2>/dev/null; echo hi > $tmp/x; cat $tmp/x >/dev/null" \
-		> "$tmp/all.info" 2> "$tmp/all.err"
-	rc=$?
-	ftrace 0
-	cat "$T/trace" > "$tmp/ftrace.txt"
-	echo > "$T/trace"
-	losetup -d "$loopdev"
-	if [ $rc != 0 ]; then
-		not_ok "all events: dp_record failed: $(cat "$tmp/all.err")"
-	elif decode "$tmp/all.pftrace" "$tmp/all.txt"; then
-		ok "all events: every packet decodes with Perfetto's schema"
-		/usr/bin/python3 "$here/dp_check.py" all "$tmp/all.txt" \
-			"$tmp/all.info" "$tmp/ftrace.txt" > "$tmp/all.check" 2>&1
-		tap_checks "all events" < "$tmp/all.check"
-	else
-		not_ok "all events: protoc cannot decode the file: $(head -c 300 "$tmp/all.txt.err")"
-	fi
-fi
+all_events "all events"
 
 section toolarge
 # An event that cannot fit an empty chunk is counted, not written: exec of

@@ -9,6 +9,10 @@ top=$(cd "$here/../.." && pwd)
 schema=${PBTRACE_SCHEMA_DIR:-$top/../shared/perfetto}
 rec=$here/build/dp_record
 tmp=$(mktemp -d /tmp/dataplane.XXXXXX)
+# trace_processor, found by tp.sh, is dp_check.py's second reader.
+. "$here/tp.sh"
+if tp_available; then export DP_TP=$TP_SHELL; else export DP_TP= DP_TP_WHY=$TP_WHY; fi
+export PYTHONDONTWRITEBYTECODE=1
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 
@@ -21,19 +25,7 @@ section() { echo "# $(($(date +%s) - start))s: $1"; }
 
 # dp_check.py's PASS/FAIL/SKIP lines as TAP (read from a file: the guest
 # has no /dev/fd for process substitution, and a pipe would lose counters).
-tap_checks() {
-	local prefix=$1 line done=0
-	while IFS= read -r line; do
-		case $line in
-		PASS\ *) ok "$prefix: ${line#PASS }" ;;
-		FAIL\ *) not_ok "$prefix: ${line#FAIL }" ;;
-		SKIP\ *) ok "$prefix: ${line#SKIP } # SKIP" ;;
-		DONE) done=1 ;;
-		*) echo "# $line" ;;
-		esac
-	done
-	[ $done = 1 ] || not_ok "$prefix: dp_check.py did not finish (see above)"
-}
+tap_checks() { tp_tap ok not_ok "$1"; }
 
 decode() {
 	protoc -I "$schema" --decode=perfetto.protos.Trace perfetto_trace.proto \
@@ -76,4 +68,49 @@ plan() {
 	echo "# $(basename "$0"): $(($(date +%s) - start))s"
 	echo "1..$nr"
 	[ "$failed" = 0 ]
+}
+
+# all_events TAG [CMD]: every event the module has here, recorded while a
+# known workload runs (an exec, a rename, 16 direct 4 KiB writes to a loop
+# device, pipes, and CMD), then dp_check.py all: field for field against
+# the kernel's own ftrace of the same run, and each kind through
+# trace_processor (tp_events.py).
+FT_EVENTS="sched/sched_process_fork sched/sched_process_exec task/task_rename
+	sched/sched_process_exit raw_syscalls/sys_enter raw_syscalls/sys_exit
+	sched/sched_switch block/block_rq_issue block/block_rq_complete"
+all_events() {
+	local tag=$1 cmd=${2:-} T=/sys/kernel/tracing loopdev rc
+	modprobe loop 2>/dev/null
+	truncate -s 4M "$tmp/disk"
+	loopdev=$(losetup -f --show "$tmp/disk" 2>/dev/null)
+	if [ -z "$loopdev" ] || [ ! -d "$T/events" ]; then
+		not_ok "$tag: need a loop device and tracefs at $T"
+		return
+	fi
+	echo 8192 > "$T/buffer_size_kb"
+	echo > "$T/trace"
+	all_ftrace 1
+	"$rec" all "$tmp/all.pftrace" "/bin/true; dd if=/dev/zero of=$loopdev bs=4k count=16 oflag=direct 2>/dev/null; echo hi > $tmp/x; cat $tmp/x >/dev/null; $cmd" \
+		> "$tmp/all.info" 2> "$tmp/all.err"
+	rc=$?
+	all_ftrace 0
+	cat "$T/trace" > "$tmp/ftrace.txt"
+	echo > "$T/trace"
+	losetup -d "$loopdev"
+	if [ $rc != 0 ]; then
+		not_ok "$tag: dp_record failed: $(cat "$tmp/all.err")"
+	elif decode "$tmp/all.pftrace" "$tmp/all.txt"; then
+		ok "$tag: every packet decodes with Perfetto's schema"
+		/usr/bin/python3 "$here/dp_check.py" all "$tmp/all.txt" \
+			"$tmp/all.info" "$tmp/ftrace.txt" > "$tmp/all.check" 2>&1
+		tap_checks "$tag" < "$tmp/all.check"
+	else
+		not_ok "$tag: protoc cannot decode the file: $(head -c 300 "$tmp/all.txt.err")"
+	fi
+}
+
+all_ftrace() {
+	local e
+	for e in $FT_EVENTS; do echo "$1" > "/sys/kernel/tracing/events/$e/enable"; done
+	echo "$1" > /sys/kernel/tracing/tracing_on
 }

@@ -23,6 +23,12 @@
 #                                 has N machines, each with CPUs, threads and
 #                                 sched slices, and tp_bad_stats is empty;
 #                                 "# SKIP" lines where it is absent
+#   tp_file OK NOK TAG FILE [--lost N]
+#                                 tp_check.py's comparison of trace_processor's
+#                                 tables with protoc's decode of FILE (in
+#                                 FILE.txt), one TAP line per check through
+#                                 the caller's OK and NOK functions; one
+#                                 SKIP line with TP_WHY when it is absent
 #
 # tp_query fails (status 1, trace_processor's error on stderr) when the
 # trace does not load or the SQL is wrong: a test never mistakes that for
@@ -126,4 +132,33 @@ tp_check_machines() {
 	bad=$(tp_bad_stats "$file" "$@") || bad="trace_processor failed"
 	bad=${bad//$'\n'/ }
 	check "trace_processor: no error or data_loss stats${bad:+ ($bad)}" test -z "$bad"
+}
+
+# PASS/FAIL/SKIP lines of a checker (stdin) as TAP through OK and NOK.
+tp_tap() {
+	local ok=$1 nok=$2 tag=$3 line done=0
+	while IFS= read -r line; do
+		case $line in
+		PASS\ *) "$ok" "$tag: ${line#PASS }" ;;
+		FAIL\ *) "$nok" "$tag: ${line#FAIL }" ;;
+		SKIP\ *) "$ok" "$tag: ${line#SKIP } # SKIP" ;;
+		DONE) done=1 ;;
+		*) echo "# $line" ;;
+		esac
+	done
+	[ $done = 1 ] || "$nok" "$tag: the checker did not finish (see above)"
+}
+
+tp_file() {
+	local ok=$1 nok=$2 tag=$3 file=$4 out
+	shift 4
+	if ! tp_available; then
+		"$ok" "$tag: trace_processor reads it as the decode does # SKIP $TP_WHY"
+		return 0
+	fi
+	out=${TMPDIR:-/tmp}/tp.check.$$
+	DP_TP=$TP_SHELL PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$_tp_here/tp_check.py" \
+		traced "$file" "$file.txt" --release "$(uname -r)" "$@" >"$out" 2>&1
+	tp_tap "$ok" "$nok" "$tag" <"$out"
+	rm -f "$out"
 }

@@ -17,6 +17,7 @@ tracectl=$bin/tracectl
 traced=$bin/traced
 ko=${PBTRACE_KO:-$top/pbtrace.ko}
 tmp=$(mktemp -d /tmp/tracectl.XXXXXX)
+. "$here/tp.sh"
 traced_pid=
 
 cleanup() {
@@ -71,15 +72,21 @@ stop_traced() {
 	traced_pid=
 }
 
-# decodes FILE NAME: Perfetto's schema decodes FILE and it has sched_switch.
+# decodes FILE NAME [TP_CHECK_ARGS]: Perfetto's schema decodes FILE and it
+# has sched_switch; trace_processor reads the file as the decode does
+# (tp_file, tp.sh).
 decodes() {
+	local f=$1 name=$2
+	shift 2
 	if protoc -I "$schema" --decode=perfetto.protos.Trace \
-		perfetto_trace.proto <"$1" >"$tmp/decoded" 2>"$tmp/decode.err" &&
-	   grep -q 'sched_switch {' "$tmp/decoded" &&
-	   grep -q 'machine: "' "$tmp/decoded"; then
-		ok "$2"
+		perfetto_trace.proto <"$f" >"$f.txt" 2>"$tmp/decode.err" &&
+	   grep -q 'sched_switch {' "$f.txt" &&
+	   grep -q 'machine: "' "$f.txt"; then
+		ok "$name"
+		cp "$f.txt" "$tmp/decoded"
+		tp_file ok not_ok "$name" "$f" "$@"
 	else
-		not_ok "$2"
+		not_ok "$name"
 		sed 's/^/#   /' "$tmp/decode.err"
 	fi
 }
@@ -164,7 +171,7 @@ sleep 0.3
 expect 0 "stop -n from config --wait" "$tracectl" stop -n fromcfg --wait
 decodes "$tmp/cfg.pftrace" "config session decodes"
 
-# -- -p: only that thread's events --
+# -- -p: only that thread's events; a switch counts for prev and next --
 sh -c 'while :; do sleep 0.05; done' &
 loop=$!
 expect 0 "start -p" "$tracectl" start -n pids -p $loop -e sched/sched_switch -o "$tmp/p.pftrace"
@@ -172,14 +179,19 @@ sleep 1
 expect 0 "stop -p session --wait" "$tracectl" stop -n pids --wait
 kill $loop
 decodes "$tmp/p.pftrace" "pid-filtered session decodes"
-# Every ftrace event's pid (depth 3: packet/ftrace_events/event).
-awk '/^  ftrace_events {/ { in_ft = 1 } /^  }/ { in_ft = 0 }
-     in_ft && /^      pid: / { print $2 }' "$tmp/decoded" | sort | uniq -c >"$tmp/out"
-if [ -s "$tmp/out" ] && [ "$(wc -l <"$tmp/out")" = 1 ] && grep -q " $loop\$" "$tmp/out"; then
-	ok "-p $loop: every event is that thread's"
+# Each sched_switch's "prev_pid next_pid": to or from the thread, as the
+# kernel's set_event_pid keeps them, both directions present.
+awk '/^      sched_switch \{/ { s = 1; p = n = "" }
+     s && /^        prev_pid: / { p = $2 } s && /^        next_pid: / { n = $2 }
+     s && /^      \}/ { print p, n; s = 0 }' "$tmp/decoded" >"$tmp/out"
+outs=$(awk -v t=$loop '$1 == t' "$tmp/out" | wc -l)
+ins=$(awk -v t=$loop '$2 == t' "$tmp/out" | wc -l)
+others=$(awk -v t=$loop '$1 != t && $2 != t' "$tmp/out" | wc -l)
+if [ "$outs" -gt 0 ] && [ "$ins" -gt 0 ] && [ "$others" = 0 ]; then
+	ok "-p $loop: every switch is to ($ins) or from ($outs) that thread"
 else
-	not_ok "-p $loop: events by pid:"
-	sed 's/^/#   /' "$tmp/out"
+	not_ok "-p $loop: $ins switches to it, $outs from it, $others neither"
+	sed 's/^/#   /' "$tmp/out" | head -n 20
 fi
 
 # -- trigger: a START_TRACING session waits, the trigger starts it --
@@ -263,6 +275,34 @@ says "ftrace events: [1-9]" "Ctrl-C'd record prints the summary"
 says "^ *[0-9]+\.[0-9]s  file [0-9.]+ (B|KiB|MiB)  events [1-9][0-9]*  lost [0-9]+  \(Ctrl-C stops\) *$" \
 	"record without a duration prints progress lines that say Ctrl-C stops it"
 decodes "$tmp/c.pftrace" "Ctrl-C'd record decodes"
+
+# -- a loss made on purpose: one process's burst into a small DISCARD --
+# buffer; trace_processor must report the events the kernel counted lost.
+mkfifo "$tmp/go"
+python3 -c "import os
+open('$tmp/go').read()
+for _ in range(20000): os.getppid()" &
+burst=$!
+expect 0 "start a 64 KB DISCARD session on one process" "$tracectl" start -n lossy \
+	-b 64 --fill discard -p $burst -e sched/sched_switch \
+	-e raw_syscalls/sys_enter -e raw_syscalls/sys_exit -o "$tmp/lossy.pftrace"
+echo go >"$tmp/go"
+wait $burst
+# The kernel's count, per CPU in status, while the session still runs.
+"$tracectl" status >"$tmp/out"
+lost=$(awk '$1 == "lossy" { s = 1; next } s && /^[^ ]/ { s = 0 }
+	s && $1 == "cpu" { for (i = 1; i < NF; i++) if ($i == "lost") n += $(i + 1) }
+	END { print n + 0 }' "$tmp/out")
+expect 0 "stop the lossy session --wait" "$tracectl" stop -n lossy --wait
+if [ "$lost" -gt 0 ]; then
+	ok "40000 syscall events overflow 64 KB: the kernel counts $lost lost"
+else
+	not_ok "the burst lost nothing; status said:"
+	sed 's/^/#   /' "$tmp/out"
+fi
+# A full DISCARD buffer writes no chunk after its loss, so no bundle can
+# carry lost_events: the count reaches the file in traced's ftrace_stats.
+decodes "$tmp/lossy.pftrace" "lossy session decodes" --lost "$lost" --flagged no
 
 # -- unloading with a live session stops it cleanly --
 expect 0 "start a session to unload under" "$tracectl" start -n live -e sched/sched_switch -o "$tmp/l.pftrace"

@@ -2,11 +2,15 @@
 #
 # Shared by the guest tests that run traced and tracectl (traced_test.sh,
 # config_fields_test.sh): start and stop traced, wait for a session's
-# file, decode it with Perfetto's schema and pick blocks out of the text.
+# file, decode it with Perfetto's schema and pick blocks out of the text;
+# tp_file (tp.sh) then has trace_processor read it too.
 # The caller sets U (user build dir), W (scratch dir), LOG (traced's log)
 # and TRACED= and compiles the schema into $W/schema.pb.
 
 note() { echo "# $*"; }
+
+# trace_processor, the second reader: tp_file (tp.sh) after decode.
+. "$(dirname "${BASH_SOURCE[0]}")/tp.sh"
 
 decode() {
 	protoc --descriptor_set_in="$W/schema.pb" --decode=perfetto.protos.Trace \

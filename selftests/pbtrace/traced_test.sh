@@ -128,6 +128,7 @@ test_basic() {
 	tctl record -t 3s -o "$f" -n basic >"$W/basic.out" 2>&1
 	check "basic: tracectl record exits 0" test $? -eq 0
 	check "basic: decodes with Perfetto's schema" decode "$f"
+	tp_file ok nok basic "$f"
 	"$RECORDS" "$f" >/dev/null
 	expect "basic: every byte is in whole records"
 	basic_system_info "$f.txt"
@@ -289,6 +290,7 @@ test_streaming() {
 		grep -q "ftrace_events {" "$W/stream.mid.txt"
 	wait_done stream 150
 	check "streaming: whole file decodes" decode "$f"
+	tp_file ok nok streaming "$f"
 	local ends total bad=0 k
 	ends=$("$RECORDS" "$f")
 	check "streaming: file is whole records" test $? -eq 0
@@ -330,6 +332,7 @@ test_buffers() {
 	expect "buffers: kernel counters read at stop"
 	wait_done multi 200
 	check "buffers: file decodes" decode "$f"
+	tp_file ok nok buffers "$f"
 	packets "$f.txt" >"$p"
 
 	# (a) each kernel buffer holds only its data source's events: the
@@ -426,6 +429,7 @@ test_duration() {
 	check "duration: traced ended it" \
 		grep -q "(dur): finished (duration_ms elapsed)" "$LOG"
 	decode "$f"
+	tp_file ok nok duration "$f"
 	t=$(boottimes "$f.txt" | awk 'NR == 1 {a = $1} {b = $1} END {print int((b - a) / 1000000)}')
 	check "duration: first to last clock snapshot ${t} ms (2000..3500)" \
 		test "$t" -ge 1900 -a "$t" -le 3500
@@ -447,6 +451,7 @@ test_max_size() {
 	check "max size: file $size <= $limit" test "$size" -le "$limit"
 	check "max size: file decodes" decode "$f"
 	check "max size: still ends with trace_stats" grep -q "^  trace_stats {" "$f.txt"
+	tp_file ok nok "max size" "$f"
 }
 
 # --- 5: triggers ----------------------------------------------------------
@@ -467,6 +472,7 @@ test_triggers() {
 	first=$(event_times "$f.txt" | sort -n | head -1)
 	check "START_TRACING: events recorded (first $first)" test -n "$first"
 	check "START_TRACING: no event before the trigger ($tr)" test "${first:-0}" -ge "${tr:-0}"
+	tp_file ok nok START_TRACING "$f"
 
 	f=$W/tstop.pftrace c=$W/tstop.pbtx
 	write_config "$c" 'buffers { size_kb: 1024 }' "$(ftrace_ds sched/sched_switch)" \
@@ -479,6 +485,7 @@ test_triggers() {
 	check "STOP_TRACING: trigger packet with stop_delay_ms" \
 		bash -c "grep -A3 'trigger_name: \"halt\"' '$f.txt' | grep -q 'stop_delay_ms: 1000'"
 	check "STOP_TRACING: ended by the trigger" grep -q "(tstop): finished (stop trigger)" "$LOG"
+	tp_file ok nok STOP_TRACING "$f"
 	local last delay
 	tr=$(awk '/^  timestamp: / {t=$2} /^  trigger \{/ {print t; exit}' "$f.txt")
 	last=$(boottimes "$f.txt" | tail -1)
@@ -512,6 +519,7 @@ test_trigger_timeouts() {
 		test "$nev" -eq 0 -a "$kseq" -eq 0
 	check "trigger timeout, START_TRACING: no trigger packet" bash -c "! grep -q '^  trigger {' '$a.txt'"
 	check "trigger timeout, START_TRACING: still closed with trace_stats" grep -q "^  trace_stats {" "$a.txt"
+	tp_file ok nok "trigger timeout, START_TRACING" "$a"
 	ms=$(boottimes "$a.txt" | awk 'NR == 1 {a = $1} {b = $1} END {print int((b - a) / 1000000)}')
 	check "trigger timeout, START_TRACING: ended ${ms} ms after its header (1000..2500)" \
 		test "$ms" -ge 1000 -a "$ms" -le 2500
@@ -521,6 +529,7 @@ test_trigger_timeouts() {
 	check "trigger timeout, STOP_TRACING: file decodes" decode "$b"
 	nev=$(event_types "$b.txt" | wc -l)
 	check "trigger timeout, STOP_TRACING: the trace is kept ($nev events)" test "$nev" -gt 0
+	tp_file ok nok "trigger timeout, STOP_TRACING" "$b"
 	ms=$(boottimes "$b.txt" | awk 'NR == 1 {a = $1} {b = $1} END {print int((b - a) / 1000000)}')
 	check "trigger timeout, STOP_TRACING: stopped ${ms} ms after its header (1000..2500)" \
 		test "$ms" -ge 1000 -a "$ms" -le 2500
@@ -540,11 +549,13 @@ test_two_sessions() {
 	tb=$(event_types "$b.txt" | sort -u | tr '\n' ' ')
 	check "two sessions: A has only sched_switch ($ta)" test "$ta" = "sched_switch "
 	check "two sessions: B has only sched_waking ($tb)" test "$tb" = "sched_waking "
+	tp_file ok nok "two sessions, A" "$a"
+	tp_file ok nok "two sessions, B" "$b"
 }
 
 # --- 7: tids_to_trace -----------------------------------------------------
 test_tids() {
-	local f=$W/tids.pftrace pid others nev
+	local f=$W/tids.pftrace pid others nev nin
 	bash -c 'while :; do sleep 0.05; done' & pid=$!
 	light 4
 	tctl start -e sched/sched_switch -p "$pid" -o "$f" -n tids >/dev/null 2>&1
@@ -552,10 +563,28 @@ test_tids() {
 	tctl stop -n tids --wait >/dev/null 2>&1
 	kill "$pid" 2>/dev/null
 	decode "$f"
-	nev=$(event_pids "$f.txt" | wc -l)
-	others=$(event_pids "$f.txt" | grep -vc "^$pid\$")
-	check "tids_to_trace: events of pid $pid recorded ($nev)" test "$nev" -gt 0
-	check "tids_to_trace: no other thread's events ($others)" test "$others" -eq 0
+	# "prev_pid next_pid" of each switch: the kernel's set_event_pid rules
+	# keep the switches to and from the thread, and only those.
+	section ftrace_events "$f.txt" | awk '/^      sched_switch \{/ {s = 1; p = n = ""}
+		s && /^        prev_pid: / {p = $2} s && /^        next_pid: / {n = $2}
+		s && /^      \}/ {print p, n; s = 0}' >"$W/tids.sw"
+	nev=$(awk -v t="$pid" '$1 == t' "$W/tids.sw" | wc -l)
+	nin=$(awk -v t="$pid" '$2 == t' "$W/tids.sw" | wc -l)
+	others=$(awk -v t="$pid" '$1 != t && $2 != t' "$W/tids.sw" | wc -l)
+	check "tids_to_trace: switches from pid $pid ($nev) and to it ($nin) recorded" \
+		test "$nev" -gt 0 -a "$nin" -gt 0
+	check "tids_to_trace: no switch without it ($others)" test "$others" -eq 0
+	tp_file ok nok tids_to_trace "$f"
+	# The thread's own run slices close in trace_processor: each switch
+	# from it ends the slice its switch in began (only a CPU's first
+	# switch may lack one).
+	if tp_available; then
+		local closed
+		closed=$(tp_value "$f" "select count(*) from sched join thread using(utid)
+			where tid = $pid and dur >= 0")
+		check "tids_to_trace: trace_processor closes $closed of its $nev run slices" \
+			test "${closed:-0}" -ge 1 -a "${closed:-0}" -ge $((nev - $(nproc)))
+	fi
 }
 
 # --- 8: traced killed and restarted ---------------------------------------
@@ -634,6 +663,8 @@ test_restart() {
 	check "restart: ftrace_stats dropped_events $dropped == kernel $kdrop" test "$dropped" = "$kdrop"
 	check "restart: events in file $nev == kernel events_written $kev (discard: nothing overwritten)" \
 		test "$nev" -eq "$kev"
+	# trace_processor reports the kernel's own count of the refused events.
+	tp_file ok nok restart "$f" --lost "$kdrop"
 	# Each refused stretch on a CPU marks the next chunk that CPU opens;
 	# only a stretch still open at stop has no such chunk.
 	local marked unlost
@@ -662,6 +693,7 @@ test_stopped_down() {
 	check "stopped while down: restarted traced finished it" \
 		grep -q "(down): finished (stopped while traced was down)" "$LOG"
 	check "stopped while down: file decodes" decode "$f"
+	tp_file ok nok "stopped while down" "$f"
 	check "stopped while down: events and trace_stats kept" \
 		bash -c "grep -q 'ftrace_events {' '$f.txt' && grep -q '^  trace_stats {' '$f.txt'"
 }
@@ -681,6 +713,7 @@ test_errors() {
 	check "disk full: clear error in the log" grep -q "No space left on device" "$LOG"
 	cp "$f" "$W/full.pftrace"	# decode's output needs room
 	check "disk full: what fit is a valid trace" decode "$W/full.pftrace"
+	tp_file ok nok "disk full" "$W/full.pftrace"
 	"$RECORDS" "$f" >/dev/null
 	expect "disk full: whole records"
 	umount "$d"
@@ -709,6 +742,7 @@ test_stats() {
 	tctl start -c "$c" -o "$f" -n stats >/dev/null 2>&1
 	wait_done stats 200
 	decode "$f"
+	tp_file ok nok stats "$f"
 	nps=$(count "^  process_stats {" "$f.txt")
 	nss=$(count "^  sys_stats {" "$f.txt")
 	check "stats: process_stats every 500 ms over 3 s ($nps)" test "$nps" -ge 3
@@ -757,6 +791,7 @@ test_valgrind() {
 		--errors-for-leak-kinds=definite || { nok "valgrind: traced starts"; return; }
 	tctl record -t 2s -o "$f" -n vg >/dev/null 2>&1
 	check "valgrind: record under valgrind" decode "$f"
+	tp_file ok nok valgrind "$f"
 	stop_traced
 	check "valgrind: traced exits clean under valgrind (status $?)" test $? -eq 0
 	grep -q "==[0-9]*==" "$LOG" && sed -n 's/^/#   /; /==[0-9]*==/p' "$LOG" | head -20
