@@ -166,12 +166,28 @@ static long do_read_remote(struct pbt_fd *f, void __user *uarg)
 	return 0;
 }
 
+/*
+ * Taking chunks (and relayed records) consumes them: traced's data. Only
+ * an opener with CAP_SYS_ADMIN may; CAP_PERFMON may attach and map, i.e.
+ * look. The opener's credentials count, not the caller's, so an fd handed
+ * to a less privileged process keeps what it was opened with.
+ */
+static bool may_consume(struct file *file, unsigned int cmd)
+{
+	if (cmd != PBTRACE_IOC_GET_CHUNK && cmd != PBTRACE_IOC_PUT_CHUNK &&
+	    cmd != PBTRACE_IOC_READ_REMOTE)
+		return true;
+	return file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+}
+
 static long pbt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct pbt_fd *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
+	if (!may_consume(file, cmd))
+		return -EPERM;
 	mutex_lock(&f->lock);
 	switch (cmd) {
 	case PBTRACE_IOC_ATTACH:

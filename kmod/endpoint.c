@@ -1019,7 +1019,8 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 static const struct kernel_param_ops ep_stats_ops = {
 	.get = ep_stats_get,
 };
-module_param_cb(endpoint_stats, &ep_stats_ops, NULL, 0444);
+/* Guests' names, kernels and CIDs: for root only. */
+module_param_cb(endpoint_stats, &ep_stats_ops, NULL, 0400);
 MODULE_PARM_DESC(endpoint_stats, "endpoint counters and machines (read only)");
 
 /* ---- init/exit ---- */

@@ -964,7 +964,8 @@ static int relay_stats_get(char *buf, const struct kernel_param *kp)
 static const struct kernel_param_ops relay_stats_ops = {
 	.get = relay_stats_get,
 };
-module_param_cb(relay_stats, &relay_stats_ops, NULL, 0444);
+/* The host it relays to and what it sent: for root only. */
+module_param_cb(relay_stats, &relay_stats_ops, NULL, 0400);
 MODULE_PARM_DESC(relay_stats, "relay state and counters (read only)");
 
 static struct relay_conn *relay_conn;

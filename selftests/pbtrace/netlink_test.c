@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
@@ -1549,6 +1550,87 @@ TEST_F(pbt, perfmon_reads_but_cannot_change)
 	spec_one(&s, "root-owned", "sched/sched_switch");
 	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &perfmon_session));
 	ASSERT_EQ(0, as_nobody_with(CAP_PERFMON, perfmon_calls));
+}
+
+/*
+ * The device: CAP_PERFMON may attach and map a buffer (look) but not take
+ * its chunks or relayed records (consume: traced's data). As root holding
+ * only CAP_PERFMON, so that the 0600 device opens at all.
+ */
+static uint32_t consume_session;
+
+static int perfmon_reader(void)
+{
+	struct pbtrace_remote_read rr = { 0 };
+	struct pbtrace_chunk_req req;
+	const uint8_t *data;
+	struct pbt_reader r;
+	char err[256], buf[PBTRACE_REMOTE_READ_MIN];
+
+	if (pbt_reader_open(&r, consume_session, 0, err, sizeof(err)))
+		return 20;
+	/* The mapping is there to look at: the CPU stats say what was sealed. */
+	if (pbt_reader_header(&r)->magic != PBTRACE_MMAP_MAGIC)
+		return 21;
+	if (pbt_reader_next(&r, &req, &data) != -EPERM)
+		return 22;
+	req.index = 0;
+	if (pbt_reader_put(&r, &req) != -EPERM)
+		return 23;
+	rr.buf = (uintptr_t)buf;
+	rr.size = sizeof(buf);
+	if (ioctl(pbt_reader_fd(&r), PBTRACE_IOC_READ_REMOTE, &rr) != -1 || errno != EPERM)
+		return 24;
+	pbt_reader_close(&r);
+	return 0;
+}
+
+/* Runs fn as root keeping only capability cap; returns its status. */
+static int as_root_with(int cap, int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		struct __user_cap_header_struct h = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct d[2];
+
+		memset(d, 0, sizeof(d));
+		d[cap / 32].effective = d[cap / 32].permitted = 1u << (cap % 32);
+		if (syscall(SYS_capset, &h, d))
+			_exit(101);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(pbt, perfmon_maps_but_cannot_consume)
+{
+	struct pbtrace_chunk_req req;
+	struct pbt_session_spec s;
+	const uint8_t *data;
+	struct pbt_reader r;
+	char err[256];
+	int i;
+
+	spec_one(&s, "consume", "raw_syscalls/sys_enter");
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &consume_session));
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, consume_session));
+	for (i = 0; i < 100; i++)
+		syscall(SYS_getppid);
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, consume_session));
+	ASSERT_EQ(0, as_root_with(CAP_PERFMON, perfmon_reader));
+	/* Nothing was taken: CAP_SYS_ADMIN still gets the first chunk. */
+	ASSERT_EQ(0, pbt_reader_open(&r, consume_session, 0, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, pbt_reader_next(&r, &req, &data));
+	EXPECT_EQ(0, pbt_reader_put(&r, &req));
+	pbt_reader_close(&r);
 }
 
 /* ---- who may join the "sessions" group ---- */

@@ -66,6 +66,12 @@ if ! insmod "$KO" endpoint=vsock:$PORT relay=vsock:1:$PORT relay_name=loopguest;
 fi
 check "the relay connects to the endpoint over vsock loopback" \
 	wait_for 100 grep -q "^machine 1 " $P/endpoint_stats
+# Guests' names, kernels and CIDs are root's to read (0400), and the
+# relay's too: an ordinary user is refused, root reads them.
+for f in endpoint_stats relay_stats; do
+	check "$f is mode 0400 and refuses user nobody" eval \
+		'[[ $(stat -c %a $P/$f) == 400 ]] && ! setpriv --reuid=nobody --regid=nogroup --clear-groups cat $P/$f >/dev/null 2>&1 && grep -q . $P/$f'
+done
 
 $VG "$BIN/traced" 2> $W/traced.log &
 TRACED=$!
