@@ -69,6 +69,17 @@
 #endif
 
 /*
+ * The family's pre_doit/post_doit get the command as a struct genl_split_ops
+ * since 6.2 ("genetlink: introduce split op representation"); before, as
+ * the struct genl_ops it was registered with. Both carry internal_flags.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define pbt_genl_split_ops genl_split_ops
+#else
+#define pbt_genl_split_ops genl_ops
+#endif
+
+/*
  * Joining a genetlink multicast group could be restricted to CAP_SYS_ADMIN
  * from 6.7 (GENL_MCAST_CAP_SYS_ADMIN, backported to the stable kernels,
  * 6.1.x among them). Without it anyone may join, as before.
