@@ -490,7 +490,7 @@ static void probe_block_rq_issue(void *data, struct request *rq)
 
 struct rq_complete_args {
 	struct request *rq;
-	blk_status_t error;
+	int error;
 	unsigned int nr_bytes;
 };
 
@@ -509,14 +509,14 @@ static void enc_rq_complete(struct pb_buf *pb, const void *arg)
 		  a->nr_bytes >> 9);
 	pb_strn(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_RWBS, rwbs, PBT_RWBS_LEN);
 	pb_sint(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_ERROR,
-		blk_status_to_errno(a->error));
+		a->error);
 	pb_nest_end(pb, len, MSG_WIDTH);
 }
 
-static void probe_block_rq_complete(void *data, struct request *rq,
-				    blk_status_t error, unsigned int nr_bytes)
+static void probe_block_rq_complete(void *data,
+				    PBT_RQ_COMPLETE_PROTO(rq, error, nr_bytes))
 {
-	struct rq_complete_args a = { rq, error, nr_bytes };
+	struct rq_complete_args a = { rq, pbt_rq_errno(error), nr_bytes };
 
 	pbt_emit(PBT_EV_BLOCK_RQ_COMPLETE, enc_rq_complete, &a);
 }
