@@ -227,6 +227,11 @@ def state_text(v):
 FTRACE_LINE = re.compile(
     r'^\s*(.*)-(\d+)\s+(?:\(.*?\)\s+)?\[(\d+)\]\s+(?:\S+\s+)?([\d.]+): (\w+): (.*)$')
 
+# From 6.11 ("block: Add ioprio to block_rq tracepoint") ftrace prints
+# the request's I/O priority as class,hint,level before the last field.
+# Perfetto's block_rq messages have no such field, so ours cannot carry it.
+BLOCK_IOPRIO = re.compile(r' (?:none|rt|be|idle|invalid),\d+,\d+ (?=\[[^]]*\]$)')
+
 
 def ftrace_events(path):
     """(pid, cpu, name, rest) from tracefs' trace file."""
@@ -315,7 +320,7 @@ def check_ftrace(c, evs, info, ftrace_path):
             continue
         if name.startswith('block_rq'):
             if rest.startswith('7,'):
-                theirs.append((name, None, rest))
+                theirs.append((name, None, BLOCK_IOPRIO.sub(' ', rest)))
         elif name == 'sched_switch':
             d = kv(rest)
             if int(d['prev_pid']) in pids or int(d['next_pid']) in pids:
