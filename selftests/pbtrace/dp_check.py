@@ -233,6 +233,21 @@ FTRACE_LINE = re.compile(
 BLOCK_IOPRIO = re.compile(r' (?:none|rt|be|idle|invalid),\d+,\d+ (?=\[[^]]*\]$)')
 
 
+def ftrace_text(name, pid, rest):
+    """ftrace's text as 6.1 prints it, whatever kernel printed it."""
+    if name.startswith('block_rq'):
+        return BLOCK_IOPRIO.sub(' ', rest)
+    # 6.14 ("tracing: Remove pid in task_rename tracing output") to its
+    # revert in 7.0 printed no pid=; the renamed task is the one tracing.
+    if name == 'task_rename' and not rest.startswith('pid='):
+        return 'pid=%d %s' % (pid, rest)
+    # 6.16 ("sched/tracepoints: Move and extend the sched_process_exit()
+    # tracepoint") appends group_dead, which Perfetto's message lacks.
+    if name == 'sched_process_exit':
+        return re.sub(r' group_dead=(?:true|false)$', '', rest)
+    return rest
+
+
 def ftrace_events(path):
     """(pid, cpu, name, rest) from tracefs' trace file."""
     out, overrun = [], False
@@ -318,9 +333,10 @@ def check_ftrace(c, evs, info, ftrace_path):
     for pid, _, name, rest in fevs:
         if name not in kinds:
             continue
+        rest = ftrace_text(name, pid, rest)
         if name.startswith('block_rq'):
             if rest.startswith('7,'):
-                theirs.append((name, None, BLOCK_IOPRIO.sub(' ', rest)))
+                theirs.append((name, None, rest))
         elif name == 'sched_switch':
             d = kv(rest)
             if int(d['prev_pid']) in pids or int(d['next_pid']) in pids:
