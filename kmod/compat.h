@@ -70,7 +70,21 @@
  * number, the active set or the nesting flag, on every kernel.
  */
 
-/* sched_process_exit gained group_dead in 6.16 ("sched/tracepoints: Move
+/*
+ * task_newtask passes clone_flags as u64 since 6.18 ("copy_process: pass
+ * clone_flags as u64 across calltree"); unsigned long before (the same
+ * register on 64-bit, not on 32-bit).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+#define PBT_NEWTASK_PROTO(task, clone_flags) \
+	struct task_struct *task, u64 clone_flags
+#else
+#define PBT_NEWTASK_PROTO(task, clone_flags) \
+	struct task_struct *task, unsigned long clone_flags
+#endif
+
+/*
+ * sched_process_exit gained group_dead in 6.16 ("sched/tracepoints: Move
  * and extend the sched_process_exit() tracepoint").
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)

@@ -266,7 +266,7 @@ static void probe_sched_migrate_task(void *data, struct task_struct *p,
 
 struct newtask_args {
 	struct task_struct *task;
-	unsigned long clone_flags;
+	u64 clone_flags;
 };
 
 static void enc_newtask(struct pb_buf *pb, const void *arg)
@@ -283,8 +283,8 @@ static void enc_newtask(struct pb_buf *pb, const void *arg)
 	pb_nest_end(pb, len, MSG_WIDTH);
 }
 
-static void probe_task_newtask(void *data, struct task_struct *task,
-			       unsigned long clone_flags)
+static void probe_task_newtask(void *data,
+			       PBT_NEWTASK_PROTO(task, clone_flags))
 {
 	struct newtask_args a = { task, clone_flags };
 
