@@ -84,7 +84,7 @@ guest() {
 	local want got repo
 	want=$(file_build_id "$file")
 	got=$(loaded_build_id pbtrace)
-	repo=$(file_build_id "$TOP/pbtrace.ko")
+	repo=$(file_build_id "${PBTRACE_KO:-$TOP/pbtrace.ko}")
 	echo "# build id: loaded ${got:-?}, dkms ${want:-?}, repo ${repo:-none}"
 	check "build ID of the loaded module is the DKMS file's" \
 		test -n "$want" -a "$want" = "$got"
