@@ -147,9 +147,9 @@
 
 /*
  * Joining a genetlink multicast group can be restricted to CAP_SYS_ADMIN
- * from 6.7 ("genetlink: add CAP_NET_ADMIN test for multicast bind", with
- * GENL_MCAST_CAP_SYS_ADMIN; backported to the stable kernels, 6.1.x among
- * them). Without it anyone may join, as before.
+ * with GENL_MCAST_CAP_SYS_ADMIN from 6.8 ("genetlink: Use internal flags
+ * for multicast groups", backported to 5.15.y and 6.1.y). Without it
+ * anyone may join, as before.
  */
 #ifdef GENL_MCAST_CAP_SYS_ADMIN
 #define PBT_MCAST_FLAGS GENL_MCAST_CAP_SYS_ADMIN
