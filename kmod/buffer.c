@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
+#include <linux/swait.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 #include <asm/unistd.h>
@@ -86,7 +87,7 @@ struct pbt_buffer {
 	struct pbt_writer *w;		/* [nr_cpus] */
 	struct irq_work wake_work;
 	wait_queue_head_t *wq;
-	wait_queue_head_t flush_wq;	/* flusher waits for every CPU */
+	struct swait_queue_head flush_wq; /* flusher waits for every CPU */
 	u32 flush_gen;
 	spinlock_t read_lock;		/* chunks_read updates by readers */
 	u32 *rd;			/* [nr_cpus] reader cursors, see oldest_of_cpu() */
@@ -439,7 +440,12 @@ static void flush_csd_fn(void *info)
 	flush_cpu(b, smp_processor_id());
 	/* Release: a flusher that sees the generation sees the seal. */
 	smp_store_release(&w->flushed_gen, READ_ONCE(b->flush_gen));
-	wake_up(&b->flush_wq);
+	/*
+	 * An swait queue: its raw lock may be taken in this hard interrupt
+	 * also under PREEMPT_RT (mainline since 6.12), where a wait queue's
+	 * spinlock_t sleeps. Flushes are serialized: one waiter at most.
+	 */
+	swake_up_one(&b->flush_wq);
 	atomic_set_release(&w->flush_busy, 0);
 }
 
@@ -484,7 +490,7 @@ static void flush_started(struct pbt_buffer *b)
 			WRITE_ONCE(w->flushed_gen, gen);
 		}
 	}
-	if (!wait_event_timeout(b->flush_wq, flushed_all(b, gen), HZ))
+	if (!swait_event_timeout_exclusive(b->flush_wq, flushed_all(b, gen), HZ))
 		pr_warn_ratelimited("pbtrace: flush: a CPU did not answer in 1 s, its open chunk is sealed later\n");
 }
 
@@ -601,7 +607,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	atomic64_set(&b->seq, 0);
 	spin_lock_init(&b->read_lock);
 	init_irq_work(&b->wake_work, wake_readers);
-	init_waitqueue_head(&b->flush_wq);
+	init_swait_queue_head(&b->flush_wq);
 
 	ret = layout(b, p);
 	if (ret)
@@ -900,16 +906,23 @@ static int cpu_offline_cb(unsigned int cpu)
 	struct pbt_buffer *b;
 	unsigned long flags;
 
-	spin_lock_irqsave(&all_buffers_lock, flags);
+	spin_lock(&all_buffers_lock);
 	list_for_each_entry(b, &all_buffers, node) {
 		if (cpu >= b->nr_cpus)
 			continue;
-		/* Teardown of a dynamic AP state runs on the dying CPU itself. */
-		if (cpu == smp_processor_id())
+		/*
+		 * Teardown of a dynamic AP state runs on the dying CPU itself.
+		 * Interrupts off around the seal, as for a probe: the spinlock
+		 * does not disable them under PREEMPT_RT.
+		 */
+		if (cpu == smp_processor_id()) {
+			local_irq_save(flags);
 			flush_cpu(b, cpu);
+			local_irq_restore(flags);
+		}
 		WRITE_ONCE(b->stats[cpu].online, 0);
 	}
-	spin_unlock_irqrestore(&all_buffers_lock, flags);
+	spin_unlock(&all_buffers_lock);
 	return 0;
 }
 

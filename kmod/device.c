@@ -267,7 +267,10 @@ static const struct file_operations pbt_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = pbt_mmap,
 	.poll = pbt_poll,
-	.llseek = no_llseek,
+	/*
+	 * No .llseek: lseek() then fails with -ESPIPE on every kernel, as
+	 * no_llseek did (it is NULL from 6.0 and gone in 6.12).
+	 */
 };
 
 static struct miscdevice pbt_misc = {

@@ -41,6 +41,7 @@
 #include <net/sock.h>
 
 #include "pbtrace.h"
+#include "compat.h"
 #include "relay.h"
 #include "core/frame.h"
 #include "pbtrace_fields.h"
@@ -1048,7 +1049,7 @@ static int ep_listen(const char *spec)
 		return ret;
 	if (l->tcp)
 		sock_set_reuseaddr(l->sock->sk);
-	ret = kernel_bind(l->sock, (struct sockaddr *)&a.vm, a.len);
+	ret = kernel_bind(l->sock, (struct pbt_sockaddr *)&a.vm, a.len);
 	if (!ret)
 		ret = kernel_listen(l->sock, EP_MAX_CONNS);
 	if (ret) {

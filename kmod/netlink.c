@@ -98,8 +98,8 @@ static int may_read(struct sk_buff *skb, struct netlink_ext_ack *extack)
  */
 #define PBT_ADMIN BIT(0)	/* genl_ops.internal_flags */
 
-static int pbt_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
-			struct genl_info *info)
+static int pbt_pre_doit(const struct pbt_genl_split_ops *ops,
+			struct sk_buff *skb, struct genl_info *info)
 {
 	if (!(ops->internal_flags & PBT_ADMIN))
 		return may_read(skb, info->extack);

@@ -267,7 +267,7 @@ static void probe_sched_migrate_task(void *data, struct task_struct *p,
 
 struct newtask_args {
 	struct task_struct *task;
-	unsigned long clone_flags;
+	u64 clone_flags;
 };
 
 static void enc_newtask(struct pb_buf *pb, const void *arg)
@@ -284,8 +284,8 @@ static void enc_newtask(struct pb_buf *pb, const void *arg)
 	pb_nest_end(pb, len, MSG_WIDTH);
 }
 
-static void probe_task_newtask(void *data, struct task_struct *task,
-			       unsigned long clone_flags)
+static void probe_task_newtask(void *data,
+			       PBT_NEWTASK_PROTO(task, clone_flags))
 {
 	struct newtask_args a = { task, clone_flags };
 
@@ -502,7 +502,7 @@ static void probe_block_rq_issue(void *data, struct request *rq)
 
 struct rq_complete_args {
 	struct request *rq;
-	blk_status_t error;
+	int error;
 	unsigned int nr_bytes;
 };
 
@@ -521,14 +521,14 @@ static void enc_rq_complete(struct pb_buf *pb, const void *arg)
 		  a->nr_bytes >> 9);
 	pb_strn(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_RWBS, rwbs, PBT_RWBS_LEN);
 	pb_sint(pb, PB_BLOCKRQCOMPLETEFTRACEEVENT_ERROR,
-		blk_status_to_errno(a->error));
+		a->error);
 	pb_nest_end(pb, len, MSG_WIDTH);
 }
 
-static void probe_block_rq_complete(void *data, struct request *rq,
-				    blk_status_t error, unsigned int nr_bytes)
+static void probe_block_rq_complete(void *data,
+				    PBT_RQ_COMPLETE_PROTO(rq, error, nr_bytes))
 {
-	struct rq_complete_args a = { rq, error, nr_bytes };
+	struct rq_complete_args a = { rq, pbt_rq_errno(error), nr_bytes };
 
 	pbt_emit(PBT_EV_BLOCK_RQ_COMPLETE, enc_rq_complete, &a);
 }

@@ -32,6 +32,7 @@
 #include <net/sock.h>
 
 #include "pbtrace.h"
+#include "compat.h"
 #include "relay.h"
 #include "core/frame.h"
 
@@ -905,7 +906,7 @@ static int relay_connect_once(struct relay_conn *c)
 	ret = pbt_sock_open(&relay_addr, &c->sock);
 	if (ret)
 		return ret;
-	ret = kernel_connect(c->sock, (struct sockaddr *)&relay_addr.vm,
+	ret = kernel_connect(c->sock, (struct pbt_sockaddr *)&relay_addr.vm,
 			     relay_addr.len, 0);
 	if (!ret) {
 		rst.connects++;

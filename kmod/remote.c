@@ -22,6 +22,7 @@
 #include <linux/uaccess.h>
 
 #include "pbtrace.h"
+#include "compat.h"
 
 #define REMOTE_MIN_BOUND (4u << 20)	/* queue bound: this or the buffer size */
 
@@ -83,7 +84,7 @@ bool pbt_buffer_wants(const struct pbt_buffer_params *bp, const char *machine)
 
 static void done_timer_fn(struct timer_list *t)
 {
-	struct pbt_remote *r = from_timer(r, t, done_timer);
+	struct pbt_remote *r = timer_container_of(r, t, done_timer);
 
 	wake_up_all(&r->s->wq);
 }
@@ -126,7 +127,7 @@ void pbt_remote_destroy(struct pbt_remote *r)
 
 	if (!r)
 		return;
-	del_timer_sync(&r->done_timer);
+	timer_delete_sync(&r->done_timer);
 	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
 		list_for_each_entry_safe(rec, tmp, &r->q[i].recs, node)
 			kvfree(rec);

@@ -19,9 +19,32 @@ KVER=${KVER:-$("$TOP/tools/deps" --kver)}
 DEST=/lib/modules/$KVER/updates/dkms
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
-# The GNU build ID of an ELF file, and of a loaded module (from sysfs; the
-# note is 12 bytes of header, "GNU\0", then the 20-byte ID).
-file_build_id() { readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3 }'; }
+# The file DKMS installed. dkms compresses it as the kernel's own modules
+# are: Debian's 6.12 has CONFIG_MODULE_COMPRESS_XZ (pbtrace.ko.xz), 6.1
+# compresses nothing (pbtrace.ko).
+dkms_file() {
+	local f
+	for f in "$DEST"/pbtrace.ko{,.xz,.zst,.gz}; do
+		[[ -f $f ]] && { echo "$f"; return 0; }
+	done
+	return 1
+}
+
+# The GNU build ID of a module file, compressed or not, and of a loaded
+# module (from sysfs; the note is 12 bytes of header, "GNU\0", then the
+# 20-byte ID).
+file_build_id() {
+	local elf
+	elf=$(mktemp) || return
+	case $1 in
+	*.xz) xz -dc "$1" ;;
+	*.zst) zstd -dcq "$1" ;;
+	*.gz) gzip -dc "$1" ;;
+	*) cat "$1" ;;
+	esac >"$elf" 2>/dev/null
+	readelf -n "$elf" 2>/dev/null | awk '/Build ID:/ { print $3 }'
+	rm -f "$elf"
+}
 loaded_build_id() {
 	od -An -tx1 -j16 -N20 "/sys/module/$1/notes/.note.gnu.build-id" 2>/dev/null | tr -d ' \n'
 }
@@ -36,23 +59,26 @@ host_setup() {
 		tail -n 20 "$log" | sed 's/^/# /'
 		not_ok "make dkms-install: dkms add/build/install for $KVER (log: out/dkms-install.log)"
 	fi
-	check "pbtrace.ko installed under $DEST/" test -f "$DEST/pbtrace.ko"
+	local file
+	file=$(dkms_file)
+	check "pbtrace.ko installed under $DEST/ (${file##*/})" test -n "$file"
 	check "dkms status says installed for $KVER" \
 		bash -c "dkms status pbtrace -k '$KVER' | grep -q ': installed'"
 	check "modules.dep names the DKMS file" \
-		grep -q "^updates/dkms/pbtrace.ko:" "/lib/modules/$KVER/modules.dep"
-	signed_by_mok
+		grep -q "^updates/dkms/${file##*/}:" "/lib/modules/$KVER/modules.dep"
+	signed_by_mok "$file"
 }
 
 # Debian's dkms signs what it builds with its machine owner key
 # (/var/lib/dkms/mok.key, made on first use): the key the module names must
 # be that certificate's, as openssl reads it (a Secure Boot machine enrolls
-# it with mokutil --import /var/lib/dkms/mok.pub; see README.md).
+# it with mokutil --import /var/lib/dkms/mok.pub; see README.md). modinfo
+# reads compressed modules too.
 MOK_CERT=/var/lib/dkms/mok.pub
 signed_by_mok() {
 	local key serial signer
-	key=$(modinfo -F sig_key "$DEST/pbtrace.ko" 2>/dev/null | tr -d ':\n')
-	signer=$(modinfo -F signer "$DEST/pbtrace.ko" 2>/dev/null)
+	key=$(modinfo -F sig_key "$1" 2>/dev/null | tr -d ':\n')
+	signer=$(modinfo -F signer "$1" 2>/dev/null)
 	serial=$(openssl x509 -inform DER -in "$MOK_CERT" -noout -serial 2>/dev/null)
 	serial=${serial#serial=}
 	echo "# signer '${signer:-none}', key ${key:-none}; $MOK_CERT serial ${serial:-unreadable}"
@@ -62,20 +88,21 @@ signed_by_mok() {
 
 guest() {
 	N=5
-	local path
+	local path file
 	path=$(modinfo -k "$KVER" -n pbtrace 2>/dev/null)
-	check "modinfo -n pbtrace resolves to $DEST/pbtrace.ko (got '${path:-nothing}')" \
-		test "$path" = "$DEST/pbtrace.ko"
+	file=$(dkms_file)
+	check "modinfo -n pbtrace resolves to the DKMS file ${file:-$DEST/pbtrace.ko} (got '${path:-nothing}')" \
+		test -n "$file" -a "$path" = "$file"
 	check "modprobe pbtrace loaded the module" test -d /sys/module/pbtrace
 	check "srcversion of the loaded module matches the DKMS file" \
 		test "$(cat /sys/module/pbtrace/srcversion 2>/dev/null)" = \
-		"$(modinfo -F srcversion "$DEST/pbtrace.ko" 2>/dev/null)"
+		"$(modinfo -F srcversion "$file" 2>/dev/null)"
 	# srcversion hashes the sources, so the repo's own build has the same
 	# one; the build ID tells the two binaries apart.
 	local want got repo
-	want=$(file_build_id "$DEST/pbtrace.ko")
+	want=$(file_build_id "$file")
 	got=$(loaded_build_id pbtrace)
-	repo=$(file_build_id "$TOP/pbtrace.ko")
+	repo=$(file_build_id "${PBTRACE_KO:-$TOP/pbtrace.ko}")
 	echo "# build id: loaded ${got:-?}, dkms ${want:-?}, repo ${repo:-none}"
 	check "build ID of the loaded module is the DKMS file's" \
 		test -n "$want" -a "$want" = "$got"
@@ -93,7 +120,7 @@ host_cleanup() {
 	fi
 	check "no pbtrace left in DKMS, $DEST or /usr/src" bash -c "
 		! dkms status pbtrace | grep -q . &&
-		! test -e '$DEST/pbtrace.ko' &&
+		! ls '$DEST'/pbtrace.ko* >/dev/null 2>&1 &&
 		! ls -d /usr/src/pbtrace-* >/dev/null 2>&1"
 }
 

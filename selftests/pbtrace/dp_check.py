@@ -232,6 +232,26 @@ def state_text(v):
 FTRACE_LINE = re.compile(
     r'^\s*(.*)-(\d+)\s+(?:\(.*?\)\s+)?\[(\d+)\]\s+(?:\S+\s+)?([\d.]+): (\w+): (.*)$')
 
+# From 6.11 ("block: Add ioprio to block_rq tracepoint") ftrace prints
+# the request's I/O priority as class,hint,level before the last field.
+# Perfetto's block_rq messages have no such field, so ours cannot carry it.
+BLOCK_IOPRIO = re.compile(r' (?:none|rt|be|idle|invalid),\d+,\d+ (?=\[[^]]*\]$)')
+
+
+def ftrace_text(name, pid, rest):
+    """ftrace's text as 6.1 prints it, whatever kernel printed it."""
+    if name.startswith('block_rq'):
+        return BLOCK_IOPRIO.sub(' ', rest)
+    # 6.14 ("tracing: Remove pid in task_rename tracing output") to its
+    # revert in 7.0 printed no pid=; the renamed task is the one tracing.
+    if name == 'task_rename' and not rest.startswith('pid='):
+        return 'pid=%d %s' % (pid, rest)
+    # 6.16 ("sched/tracepoints: Move and extend the sched_process_exit()
+    # tracepoint") appends group_dead, which Perfetto's message lacks.
+    if name == 'sched_process_exit':
+        return re.sub(r' group_dead=(?:true|false)$', '', rest)
+    return rest
+
 
 def ftrace_events(path):
     """(pid, cpu, name, rest) from tracefs' trace file."""
@@ -318,6 +338,7 @@ def check_ftrace(c, evs, info, ftrace_path):
     for pid, _, name, rest in fevs:
         if name not in kinds:
             continue
+        rest = ftrace_text(name, pid, rest)
         if name.startswith('block_rq'):
             if rest.startswith('7,'):
                 theirs.append((name, None, rest))
