@@ -1470,8 +1470,11 @@ TEST_F(pbt, destroy_carries_session_error)
 
 /* ---- CAP_PERFMON alone: look, never change ---- */
 
-/* Runs fn as nobody keeping only capability cap; returns its status. */
-static int as_nobody_with(int cap, int (*fn)(void))
+/*
+ * Runs fn keeping only capability cap, as nobody (drop_uid) or as root
+ * (so that root's 0600 device still opens); returns its status.
+ */
+static int with_only_cap(bool drop_uid, int cap, int (*fn)(void))
 {
 	struct passwd *pw = getpwnam("nobody");
 	uid_t uid = pw ? pw->pw_uid : 65534;
@@ -1488,8 +1491,8 @@ static int as_nobody_with(int cap, int (*fn)(void))
 		struct __user_cap_data_struct d[2];
 
 		/* Keep the permitted set over setuid, then keep only cap. */
-		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, NULL) ||
-		    setgid(gid) || setuid(uid))
+		if (drop_uid && (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) ||
+				 setgroups(0, NULL) || setgid(gid) || setuid(uid)))
 			_exit(100);
 		memset(d, 0, sizeof(d));
 		d[cap / 32].effective = d[cap / 32].permitted = 1u << (cap % 32);
@@ -1549,7 +1552,7 @@ TEST_F(pbt, perfmon_reads_but_cannot_change)
 
 	spec_one(&s, "root-owned", "sched/sched_switch");
 	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &perfmon_session));
-	ASSERT_EQ(0, as_nobody_with(CAP_PERFMON, perfmon_calls));
+	ASSERT_EQ(0, with_only_cap(true, CAP_PERFMON, perfmon_calls));
 }
 
 /*
@@ -1585,31 +1588,6 @@ static int perfmon_reader(void)
 	return 0;
 }
 
-/* Runs fn as root keeping only capability cap; returns its status. */
-static int as_root_with(int cap, int (*fn)(void))
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		struct __user_cap_header_struct h = {
-			.version = _LINUX_CAPABILITY_VERSION_3,
-		};
-		struct __user_cap_data_struct d[2];
-
-		memset(d, 0, sizeof(d));
-		d[cap / 32].effective = d[cap / 32].permitted = 1u << (cap % 32);
-		if (syscall(SYS_capset, &h, d))
-			_exit(101);
-		_exit(fn());
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
 TEST_F(pbt, perfmon_maps_but_cannot_consume)
 {
 	struct pbtrace_chunk_req req;
@@ -1625,7 +1603,7 @@ TEST_F(pbt, perfmon_maps_but_cannot_consume)
 	for (i = 0; i < 100; i++)
 		syscall(SYS_getppid);
 	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, consume_session));
-	ASSERT_EQ(0, as_root_with(CAP_PERFMON, perfmon_reader));
+	ASSERT_EQ(0, with_only_cap(false, CAP_PERFMON, perfmon_reader));
 	/* Nothing was taken: CAP_SYS_ADMIN still gets the first chunk. */
 	ASSERT_EQ(0, pbt_reader_open(&r, consume_session, 0, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, pbt_reader_next(&r, &req, &data));
@@ -1688,7 +1666,7 @@ TEST_F(pbt, unprivileged_cannot_join_sessions_group)
 	}
 	ASSERT_EQ(0, ret);
 	/* CAP_PERFMON is not enough either: the group reports admin changes. */
-	ASSERT_EQ(0, as_nobody_with(CAP_PERFMON, join_sessions_group));
+	ASSERT_EQ(0, with_only_cap(true, CAP_PERFMON, join_sessions_group));
 }
 
 TEST_HARNESS_MAIN
