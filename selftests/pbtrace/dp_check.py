@@ -326,6 +326,27 @@ def ours_as_ftrace(evs, pids):
     return out
 
 
+def trim_args(ours, theirs):
+    """ftrace's raw_syscalls sys_enter prints all six registers; ours holds
+    the syscall's own arguments only (gen/pbtrace_arity.h; their count is
+    checked against the kernel's syscall metadata in record_stream_test).
+    Compare our arguments with as many of ftrace's, the same per NR."""
+    arity = {}
+    for kind, _, text in ours:
+        if kind == 'sys_enter':
+            nr, args = text.split(' (', 1)
+            arity[nr] = len([a for a in args.rstrip(')').split(', ') if a])
+    out = []
+    for kind, pid, text in theirs:
+        if kind == 'sys_enter':
+            nr, args = text.split(' (', 1)
+            if nr in arity:
+                args = [a for a in args.rstrip(')').split(', ') if a][:arity[nr]]
+                text = '%s (%s)' % (nr, ', '.join(args))
+        out.append((kind, pid, text))
+    return out
+
+
 def check_ftrace(c, evs, info, ftrace_path):
     """Same events, same fields as the kernel's own ftrace in the same run."""
     fevs, overrun = ftrace_events(ftrace_path)
@@ -348,6 +369,7 @@ def check_ftrace(c, evs, info, ftrace_path):
                 theirs.append((name, pid, rest))
         elif pid in pids:
             theirs.append((name, pid, rest))
+    theirs = trim_args(ours, theirs)
     for kind in sorted(kinds):
         a = sorted(x for x in ours if x[0] == kind)
         b = sorted(x for x in theirs if x[0] == kind)
