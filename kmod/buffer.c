@@ -343,8 +343,8 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 	unsigned long flags;
 	unsigned int i;
 	int *nesting;
+	u64 ts = 0;
 	u32 cpu;
-	u64 ts;
 
 	/* Also what keeps us on this CPU on kernels with preemptible probes. */
 	local_irq_save(flags);
@@ -358,12 +358,15 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 		goto out;
 	}
 	*nesting = 1;
-	ts = ktime_get_boot_fast_ns();
 	for (i = 0; i < set->nr; i++) {
 		struct pbt_buffer *b = set->b[i];
 
-		if (wants(b, id, pid, also, nr) && cpu < b->nr_cpus)
-			write_event(b, cpu, ts, pid, encode, arg);
+		if (!wants(b, id, pid, also, nr) || cpu >= b->nr_cpus)
+			continue;
+		/* Read once, and only for an event some buffer keeps. */
+		if (!ts)
+			ts = ktime_get_boot_fast_ns();
+		write_event(b, cpu, ts, pid, encode, arg);
 	}
 	if (static_branch_unlikely(&pbt_fault_recurse))
 		pbt_emit_for(id, nr, also, encode, arg);	/* dropped and counted */
