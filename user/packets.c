@@ -641,7 +641,7 @@ out:
 }
 
 int pbt_pkt_service_event(struct pbt_seq *s, enum pbt_service_event ev,
-			  struct pbt_rec *r)
+			  uint64_t ts, struct pbt_rec *r)
 {
 	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	Perfetto__Protos__TracingServiceEvent se =
@@ -661,7 +661,7 @@ int pbt_pkt_service_event(struct pbt_seq *s, enum pbt_service_event ev,
 	se.tracing_started = 1;
 	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_SERVICE_EVENT;
 	p.service_event = &se;
-	return pack(s, &p, r);
+	return pack_extra(s, &p, ts ? ts : pbt_boottime_ns(), NULL, 0, r);
 }
 
 int pbt_pkt_trigger(struct pbt_seq *s, const char *name,

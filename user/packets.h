@@ -65,8 +65,9 @@ int pbt_pkt_process_stats(struct pbt_seq *s, const char *proc,
 			  struct pbt_rec *r);
 int pbt_pkt_sys_stats(struct pbt_seq *s, const char *proc, unsigned int what,
 		      struct pbt_rec *r);
+/* @ts: the packet's BOOTTIME timestamp, 0: now. */
 int pbt_pkt_service_event(struct pbt_seq *s, enum pbt_service_event ev,
-			  struct pbt_rec *r);
+			  uint64_t ts, struct pbt_rec *r);
 int pbt_pkt_trigger(struct pbt_seq *s, const char *name,
 		    uint64_t stop_delay_ms, struct pbt_rec *r);
 /* @end: END_OF_TRACE phase, else START_OF_TRACE. Per CPU, summed over

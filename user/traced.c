@@ -504,11 +504,12 @@ static void flush_kernel(struct session *s)
 
 /* --- traced's packets --------------------------------------------------- */
 
-static void write_service_event(struct session *s, enum pbt_service_event ev)
+static void write_service_event(struct session *s, enum pbt_service_event ev,
+				uint64_t ts)
 {
 	struct pbt_rec r;
 
-	emit(s, pbt_pkt_service_event(&s->seq, ev, &r), &r);
+	emit(s, pbt_pkt_service_event(&s->seq, ev, ts, &r), &r);
 }
 
 static void write_clock(struct session *s)
@@ -682,20 +683,46 @@ static void arm_periodic(struct session *s, uint64_t now)
 	t->remote = remote_pending(s) ? after_ms(now, REMOTE_PERIOD_MS) : 0;
 }
 
-/* The kernel is recording: start the clocks of the session. */
+/* When the kernel started the session (BOOTTIME), 0 if it cannot say. */
+static uint64_t kernel_start_ns(uint32_t id)
+{
+	struct pbt_session_info in = { 0 };
+	uint64_t t;
+
+	if (pbt_nl_get_session(nl, id, &in) < 0)
+		return 0;
+	t = in.start_ns;
+	pbt_session_info_free(&in);
+	return t;
+}
+
+/*
+ * The kernel is recording: start the clocks of the session. @start_ns 0:
+ * ask the kernel, whose buffers hold events from its start on, not from
+ * when we heard of it.
+ */
 static void begin_running(struct session *s, uint64_t start_ns)
 {
 	uint64_t now = now_ns();
 
 	if (s->state == S_RUNNING || s->state == S_DONE)
 		return;
+	if (!start_ns)
+		start_ns = kernel_start_ns(s->id);
 	s->state = S_RUNNING;
 	s->start_ns = start_ns ? start_ns : now;
 	write_header(s);
 	if (!s->reattached) {
 		write_kernel_stats(s, 0);
-		write_service_event(s, PBT_SVC_TRACING_STARTED);
-		write_service_event(s, PBT_SVC_ALL_DATA_SOURCES_STARTED);
+		/*
+		 * At the kernel's start, not now: trace_processor drops ftrace
+		 * events before tracing_started (Perfetto's kernel buffers may
+		 * hold an earlier session's), and ours are this session's from
+		 * its start on.
+		 */
+		write_service_event(s, PBT_SVC_TRACING_STARTED, s->start_ns);
+		write_service_event(s, PBT_SVC_ALL_DATA_SOURCES_STARTED,
+				    s->start_ns);
 	}
 	arm_periodic(s, now);
 	/* duration_ms counts from the kernel's start, so a restarted traced
@@ -768,7 +795,7 @@ static void finish(struct session *s, const char *why)
 	for (i = 0; i < s->nr_buffers; i++)
 		skipped += s->bufs[i].chunks_skipped + s->bufs[i].remote_skipped;
 	s->closing = 1;	/* the closing packets may use the reserve */
-	write_service_event(s, PBT_SVC_TRACING_DISABLED);
+	write_service_event(s, PBT_SVC_TRACING_DISABLED, 0);
 	write_clock(s);
 	write_kernel_stats(s, 1);
 	write_machine_stats(s);
@@ -776,7 +803,8 @@ static void finish(struct session *s, const char *why)
 	 * dropped whole if the file limit leaves no room. */
 	write_process_tree(s);
 	emit(s, pbt_pkt_service_event(&s->seq,
-				      PBT_SVC_READ_TRACING_BUFFERS_COMPLETED, &r), &r);
+				      PBT_SVC_READ_TRACING_BUFFERS_COMPLETED, 0, &r),
+	     &r);
 	if (s->w.fd >= 0 && pbt_writer_sync(&s->w) < 0)
 		logmsg(LOG_ERR, "session %u: fsync %s: %s", s->id, s->w.path,
 		       strerror(errno));
@@ -989,7 +1017,7 @@ static void on_trigger(struct session *s, const char *name)
 			stop_session(s, "start on trigger failed");
 			return;
 		}
-		begin_running(s, now_ns());
+		begin_running(s, 0);
 		return;
 	}
 	if (trigger_mode(s) != PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER_MODE__STOP_TRACING ||
