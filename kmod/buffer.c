@@ -43,8 +43,16 @@
 
 /* Length prefixes reserved for packet and bundle (chunks up to 256 KiB). */
 #define PBT_OUTER_WIDTH 4
-/* For one FtraceEvent; events are bounded well below 16 KiB. */
-#define PBT_EVENT_WIDTH 2
+/*
+ * For one FtraceEvent: one byte (up to 127) for every event but exec.
+ * Their oneof messages are below 128 bytes already (probes.c MSG_WIDTH)
+ * and below 72 in the worst case (sys_enter's six 10-byte arguments); the
+ * event adds at most 21 (timestamp, pid, tags). Exec's filename may be a
+ * whole path: two bytes. Saves a byte on nearly every event.
+ */
+#define PBT_EVENT_WIDTH 1
+#define PBT_EXEC_EVENT_WIDTH 2
+
 #define PBT_MAX_BUFFER_BYTES (1ULL << 30)
 #define PBT_MAX_ACTIVE (PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS)
 
@@ -265,24 +273,35 @@ static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 }
 
 /* One FtraceEvent into the open chunk; false (nothing written) if full. */
-static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
-			 pbt_encode_fn encode, const void *arg)
+static __always_inline bool encode_width(struct pb_buf *pb, u64 ts, pid_t pid,
+					 pbt_encode_fn encode, const void *arg,
+					 unsigned int width)
 {
 	u8 *start = pb->p;
 	u8 *len;
 
-	len = pb_nest_begin(pb, PB_FTRACEEVENTBUNDLE_EVENT, PBT_EVENT_WIDTH);
+	len = pb_nest_begin(pb, PB_FTRACEEVENTBUNDLE_EVENT, width);
 	pb_varint(pb, PB_FTRACEEVENT_TIMESTAMP, ts);
 	pb_varint(pb, PB_FTRACEEVENT_PID, (u32)pid);
 	encode(pb, arg);
 	if (!pb->overflow)
-		pb_nest_end(pb, len, PBT_EVENT_WIDTH);
+		pb_nest_end(pb, len, width);
 	if (pb->overflow) {
 		pb->p = start;
 		pb->overflow = false;
 		return false;
 	}
 	return true;
+}
+
+/* A constant width each, so that patching the length stays a store. */
+static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
+			 pbt_encode_fn encode, const void *arg, int id)
+{
+	if (unlikely(id == PBT_EV_SCHED_PROCESS_EXEC))
+		return encode_width(pb, ts, pid, encode, arg,
+				    PBT_EXEC_EVENT_WIDTH);
+	return encode_width(pb, ts, pid, encode, arg, PBT_EVENT_WIDTH);
 }
 
 static void cs_note_switch(struct pbt_compact *cs,
@@ -350,7 +369,7 @@ static bool write_compact(struct pbt_buffer *b, struct pbt_writer *w,
 static __always_inline bool write_full(struct pbt_buffer *b,
 				       struct pbt_writer *w, u32 cpu, u64 ts,
 				       pid_t pid, pbt_encode_fn encode,
-				       const void *arg)
+				       const void *arg, int id)
 {
 	struct pbtrace_cpu_stats *st = &b->stats[cpu];
 	u8 *start;
@@ -358,7 +377,7 @@ static __always_inline bool write_full(struct pbt_buffer *b,
 	if (!w->chunk && !open_chunk(b, w, cpu))
 		goto lost_full;
 	start = w->pb.p;
-	if (!encode_event(&w->pb, ts, pid, encode, arg)) {
+	if (!encode_event(&w->pb, ts, pid, encode, arg, id)) {
 		/* An event that does not fit an empty chunk never will. */
 		if (!w->events)
 			goto too_large;
@@ -366,7 +385,7 @@ static __always_inline bool write_full(struct pbt_buffer *b,
 		if (!open_chunk(b, w, cpu))
 			goto lost_full;
 		start = w->pb.p;
-		if (!encode_event(&w->pb, ts, pid, encode, arg))
+		if (!encode_event(&w->pb, ts, pid, encode, arg, id))
 			goto too_large;
 	}
 	w->events++;
@@ -395,7 +414,7 @@ static noinline void write_sched(struct pbt_buffer *b, struct pbt_writer *w,
 {
 	if (write_compact(b, w, cpu, id, ts, pid, arg))
 		return;
-	if (write_full(b, w, cpu, ts, pid, encode, arg) &&
+	if (write_full(b, w, cpu, ts, pid, encode, arg, id) &&
 	    id == PBT_EV_SCHED_SWITCH) {
 		w->switched = true;
 		cs_note_switch(w->cs, arg);
@@ -411,7 +430,7 @@ static void write_event(struct pbt_buffer *b, u32 cpu, u64 ts, pid_t pid,
 	if (unlikely(pbt_event_compact(id)) && w->cs)
 		write_sched(b, w, cpu, ts, pid, encode, arg, id);
 	else
-		write_full(b, w, cpu, ts, pid, encode, arg);
+		write_full(b, w, cpu, ts, pid, encode, arg, id);
 }
 
 /*
