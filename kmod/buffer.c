@@ -39,12 +39,21 @@
 #include "pbtrace.h"
 #include "compat.h"
 #include "core/pb.h"
+#include "core/compact.h"
 #include "pbtrace_fields.h"
 
 /* Length prefixes reserved for packet and bundle (chunks up to 256 KiB). */
 #define PBT_OUTER_WIDTH 4
-/* For one FtraceEvent; events are bounded well below 16 KiB. */
-#define PBT_EVENT_WIDTH 2
+/*
+ * For one FtraceEvent: one byte (up to 127) for every event but exec.
+ * Their oneof messages are below 128 bytes already (probes.c MSG_WIDTH)
+ * and below 72 in the worst case (sys_enter's six 10-byte arguments); the
+ * event adds at most 21 (timestamp, pid, tags). Exec's filename may be a
+ * whole path: two bytes. Saves a byte on nearly every event.
+ */
+#define PBT_EVENT_WIDTH 1
+#define PBT_EXEC_EVENT_WIDTH 2
+
 #define PBT_MAX_BUFFER_BYTES (1ULL << 30)
 #define PBT_MAX_ACTIVE (PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS)
 
@@ -57,7 +66,9 @@ struct pbt_writer {
 	bool lost;		/* loss since the last chunk: flag the next one */
 	bool started;		/* first chunk of the sequence was written */
 	bool refused;		/* chunks_discarded already counted for this gap */
+	bool switched;		/* the open chunk holds a sched_switch */
 	struct pb_buf pb;
+	struct pbt_compact *cs;	/* NULL: this buffer writes sched in full */
 	u8 *packet_len;		/* length prefixes patched at seal */
 	u8 *bundle_len;
 	atomic_t nmi_lost;	/* NMI/recursion drops not yet in the stats */
@@ -83,6 +94,7 @@ struct pbt_buffer {
 	u32 nr_pids;
 	pid_t pids[PBTRACE_MAX_PIDS];
 	unsigned long *syscalls;	/* NULL: every syscall; NR_syscalls bits */
+	struct pbt_compact *cs;		/* [nr_cpus], NULL: full sched events */
 	atomic64_t seq;			/* seal order */
 	struct pbt_writer *w;		/* [nr_cpus] */
 	struct irq_work wake_work;
@@ -192,6 +204,9 @@ static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 	w->chunk = chunk_data(b, cpu * b->chunks_per_cpu + idx);
 	w->events = 0;
 	w->refused = false;
+	w->switched = false;
+	if (w->cs)
+		pbt_cs_reset(w->cs);
 	pb_init(pb, w->chunk, b->chunk_size);
 	w->packet_len = pb_nest_begin(pb, PB_TRACE_PACKET, PBT_OUTER_WIDTH);
 	pb_varint(pb, PB_TRACEPACKET_TRUSTED_PACKET_SEQUENCE_ID,
@@ -218,11 +233,31 @@ static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 	return true;
 }
 
+/*
+ * Append the gathered CompactSched to the bundle, into the room kept free
+ * for it. The value bytes were counted per event, the rest counts here,
+ * so the stats count what the chunk holds.
+ */
+static void append_compact(struct pbt_buffer *b, struct pbt_writer *w,
+			   u32 cpu)
+{
+	struct pbt_compact *cs = w->cs;
+	u8 *start = w->pb.p;
+
+	w->pb.end += cs->reserved;
+	pbt_cs_write(&w->pb, cs);
+	stat_add(&b->stats[cpu].bytes_written,
+		 pb_len(&w->pb, start) - (cs->reserved - CS_HEADERS));
+	cs->reserved = 0;
+}
+
 /* Patch the lengths, publish the meta, then the state (release). */
 static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 {
 	struct pbtrace_chunk_meta *m = chunk_meta(b, cpu, w->cur);
 
+	if (w->cs && w->cs->reserved)
+		append_compact(b, w, cpu);
 	pb_nest_end(&w->pb, w->bundle_len, PBT_OUTER_WIDTH);
 	pb_nest_end(&w->pb, w->packet_len, PBT_OUTER_WIDTH);
 	WRITE_ONCE(m->used, pb_len(&w->pb, w->chunk));
@@ -239,18 +274,19 @@ static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 }
 
 /* One FtraceEvent into the open chunk; false (nothing written) if full. */
-static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
-			 pbt_encode_fn encode, const void *arg)
+static __always_inline bool encode_width(struct pb_buf *pb, u64 ts, pid_t pid,
+					 pbt_encode_fn encode, const void *arg,
+					 unsigned int width)
 {
 	u8 *start = pb->p;
 	u8 *len;
 
-	len = pb_nest_begin(pb, PB_FTRACEEVENTBUNDLE_EVENT, PBT_EVENT_WIDTH);
+	len = pb_nest_begin(pb, PB_FTRACEEVENTBUNDLE_EVENT, width);
 	pb_varint(pb, PB_FTRACEEVENT_TIMESTAMP, ts);
 	pb_varint(pb, PB_FTRACEEVENT_PID, (u32)pid);
 	encode(pb, arg);
 	if (!pb->overflow)
-		pb_nest_end(pb, len, PBT_EVENT_WIDTH);
+		pb_nest_end(pb, len, width);
 	if (pb->overflow) {
 		pb->p = start;
 		pb->overflow = false;
@@ -259,18 +295,90 @@ static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
 	return true;
 }
 
-static void write_event(struct pbt_buffer *b, u32 cpu, u64 ts, pid_t pid,
-			pbt_encode_fn encode, const void *arg)
+/* A constant width each, so that patching the length stays a store. */
+static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
+			 pbt_encode_fn encode, const void *arg, int id)
 {
-	struct pbt_writer *w = &b->w[cpu];
+	if (unlikely(id == PBT_EV_SCHED_PROCESS_EXEC))
+		return encode_width(pb, ts, pid, encode, arg,
+				    PBT_EXEC_EVENT_WIDTH);
+	return encode_width(pb, ts, pid, encode, arg, PBT_EVENT_WIDTH);
+}
+
+static void cs_note_switch(struct pbt_compact *cs,
+			   const struct pbt_sched_rec *r)
+{
+	pbt_cs_note_switch(cs, r->comm, r->pid, r->prio);
+}
+
+/*
+ * What trace_processor infers (the prev task of a switch from the CPU's
+ * last switch, a waking's waker from its next_pid) is what happened: else
+ * the event goes in full. A task that exec'd or was renamed, or whose prio
+ * changed, while it ran differs from what the last switch said of it.
+ */
+static bool cs_inferable(const struct pbt_compact *cs, bool sw, pid_t pid,
+			 const struct pbt_sched_rec *r)
+{
+	if (!sw)
+		return pid == cs->last_pid;
+	return r->prev_pid == cs->last_pid && r->prev_prio == cs->last_prio &&
+	       pbt_cs_same_comm(cs, r->prev_comm);
+}
+
+/*
+ * Add a sched_switch or sched_waking to the open chunk's CompactSched, in
+ * room taken from the end of the chunk (full events then overflow where
+ * the columns would not fit). False: write it in full. A chunk's events
+ * up to its first sched_switch are written in full, and so is the rest of
+ * a chunk after a loss: trace_processor takes a compact switch's prev
+ * task and a compact waking's waker from the CPU's previous switch, which
+ * the chunk itself must then hold (in a ring buffer the chunk before may
+ * be gone). A full intern table, column or chunk seals the chunk.
+ */
+static bool write_compact(struct pbt_buffer *b, struct pbt_writer *w,
+			  u32 cpu, int id, u64 ts, pid_t pid,
+			  const struct pbt_sched_rec *r)
+{
+	struct pbt_compact *cs = w->cs;
+	bool sw = id == PBT_EV_SCHED_SWITCH, first = !cs->reserved;
+	struct pbt_cs_event e = {
+		.ts = ts, .comm = r->comm, .prev_state = r->prev_state,
+		.pid = r->pid, .prio = r->prio, .target_cpu = r->target_cpu,
+	};
+	u32 need;
+
+	if (!w->chunk || !w->switched || w->lost ||
+	    !cs_inferable(cs, sw, pid, r))
+		return false;
+	need = pbt_cs_add(cs, sw, &e, w->pb.end - w->pb.p);
+	if (!need) {
+		seal_chunk(b, w, cpu);
+		return false;
+	}
+	if (sw)
+		cs_note_switch(cs, r);
+	w->pb.end -= need;
+	w->events++;
+	stat_add(&b->stats[cpu].events_written, 1);
+	/* The headers are counted at seal, at their real size. */
+	stat_add(&b->stats[cpu].bytes_written, need - (first ? CS_HEADERS : 0));
+	return true;
+}
+
+/* One FtraceEvent, sealing a full chunk; false if it could not be written. */
+static __always_inline bool write_full(struct pbt_buffer *b,
+				       struct pbt_writer *w, u32 cpu, u64 ts,
+				       pid_t pid, pbt_encode_fn encode,
+				       const void *arg, int id)
+{
 	struct pbtrace_cpu_stats *st = &b->stats[cpu];
 	u8 *start;
 
-	fold_nmi(b, w, cpu);
 	if (!w->chunk && !open_chunk(b, w, cpu))
 		goto lost_full;
 	start = w->pb.p;
-	if (!encode_event(&w->pb, ts, pid, encode, arg)) {
+	if (!encode_event(&w->pb, ts, pid, encode, arg, id)) {
 		/* An event that does not fit an empty chunk never will. */
 		if (!w->events)
 			goto too_large;
@@ -278,21 +386,52 @@ static void write_event(struct pbt_buffer *b, u32 cpu, u64 ts, pid_t pid,
 		if (!open_chunk(b, w, cpu))
 			goto lost_full;
 		start = w->pb.p;
-		if (!encode_event(&w->pb, ts, pid, encode, arg))
+		if (!encode_event(&w->pb, ts, pid, encode, arg, id))
 			goto too_large;
 	}
 	w->events++;
 	stat_add(&st->events_written, 1);
 	stat_add(&st->bytes_written, w->pb.p - start);
-	return;
+	return true;
 
 lost_full:
 	stat_add(&st->lost_full, 1);
 	w->lost = true;
-	return;
+	return false;
 too_large:
 	stat_add(&st->lost_too_large, 1);
 	w->lost = true;
+	return false;
+}
+
+/*
+ * sched_switch or sched_waking into a compact sched buffer: compact if it
+ * can be, else in full. Out of line, so that the other events' path pays
+ * one compare for it.
+ */
+static noinline void write_sched(struct pbt_buffer *b, struct pbt_writer *w,
+				 u32 cpu, u64 ts, pid_t pid,
+				 pbt_encode_fn encode, const void *arg, int id)
+{
+	if (write_compact(b, w, cpu, id, ts, pid, arg))
+		return;
+	if (write_full(b, w, cpu, ts, pid, encode, arg, id) &&
+	    id == PBT_EV_SCHED_SWITCH) {
+		w->switched = true;
+		cs_note_switch(w->cs, arg);
+	}
+}
+
+static void write_event(struct pbt_buffer *b, u32 cpu, u64 ts, pid_t pid,
+			pbt_encode_fn encode, const void *arg, int id)
+{
+	struct pbt_writer *w = &b->w[cpu];
+
+	fold_nmi(b, w, cpu);
+	if (unlikely(pbt_event_compact(id)) && w->cs)
+		write_sched(b, w, cpu, ts, pid, encode, arg, id);
+	else
+		write_full(b, w, cpu, ts, pid, encode, arg, id);
 }
 
 /*
@@ -333,7 +472,9 @@ static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
 /*
  * One body for every probe: a second inlined copy for pbt_emit() made the
  * compiler call write_event() and wants() out of line, 35 instructions
- * more per event (tools/bench/run, storm).
+ * more per event (tools/bench/run, storm). A fifth argument for the
+ * compact sched record cost 8 more (registers spilled): sched events
+ * carry it in @arg instead (pbt_event_compact()).
  */
 void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 		  const void *arg)
@@ -366,7 +507,7 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 		/* Read once, and only for an event some buffer keeps. */
 		if (!ts)
 			ts = ktime_get_boot_fast_ns();
-		write_event(b, cpu, ts, pid, encode, arg);
+		write_event(b, cpu, ts, pid, encode, arg, id);
 	}
 	if (static_branch_unlikely(&pbt_fault_recurse))
 		pbt_emit_for(id, nr, also, encode, arg);	/* dropped and counted */
@@ -618,12 +759,15 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	b->w = kcalloc(b->nr_cpus, sizeof(*b->w), GFP_KERNEL);
 	b->rd = kcalloc(b->nr_cpus, sizeof(*b->rd), GFP_KERNEL);
 	b->ungot = bitmap_zalloc(pbt_buffer_nr_chunks(b), GFP_KERNEL);
-	if (!b->w || !b->rd || !b->ungot) {
+	if (!p->full_sched)
+		b->cs = vzalloc(array_size(b->nr_cpus, sizeof(*b->cs)));
+	if (!b->w || !b->rd || !b->ungot || (!p->full_sched && !b->cs)) {
 		ret = -ENOMEM;
 		goto err;
 	}
 	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
 		b->w[cpu].b = b;
+		b->w[cpu].cs = b->cs ? &b->cs[cpu] : NULL;
 		INIT_CSD(&b->w[cpu].flush_csd, flush_csd_fn, &b->w[cpu]);
 		b->stats[cpu].cpu = cpu;
 		b->stats[cpu].online = cpu_online(cpu);
@@ -636,6 +780,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	return b;
 
 err:
+	vfree(b->cs);
 	bitmap_free(b->ungot);
 	kfree(b->rd);
 	kfree(b->w);
@@ -660,6 +805,7 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 	irq_work_sync(&b->wake_work);
 	bitmap_free(b->syscalls);
 	bitmap_free(b->ungot);
+	vfree(b->cs);
 	kfree(b->rd);
 	kfree(b->w);
 	vfree(b->vmem);

@@ -69,6 +69,7 @@ static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_PIDS]		= NLA_POLICY_NESTED(pid_policy),
 	[PBTRACE_A_BUFFER_SYSCALLS]	= NLA_POLICY_NESTED(syscall_policy),
 	[PBTRACE_A_BUFFER_MACHINES]	= NLA_POLICY_NESTED(machine_name_policy),
+	[PBTRACE_A_BUFFER_FULL_SCHED]	= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
@@ -258,6 +259,7 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 	if (tb[PBTRACE_A_BUFFER_FILL_POLICY] &&
 	    nla_get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]))
 		bp->fill_policy = nla_get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]);
+	bp->full_sched = nla_get_flag(tb[PBTRACE_A_BUFFER_FULL_SCHED]);
 	ret = check_sizes(attr, bp, extack);
 	if (!ret)
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
@@ -621,6 +623,7 @@ static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, bp->fill_policy) ||
 	    put_events(msg, bp->events) || put_pids(msg, bp) ||
 	    put_syscalls(msg, bp) || put_machine_names(msg, bp) ||
+	    (bp->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)) ||
 	    put_cpu_stats(msg, s->buffers[i]))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);

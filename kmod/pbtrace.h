@@ -77,6 +77,7 @@ struct pbt_buffer_params {
 	 * NR_syscalls bits (bitmap_zalloc'd, owned like output/config).
 	 */
 	unsigned long *syscalls;
+	bool full_sched;			/* no CompactSched: every event in full */
 	u32 nr_machines;			/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 };
@@ -250,6 +251,30 @@ static inline void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode,
 				    const void *arg)
 {
 	pbt_emit_for(id, nr, 0, encode, arg);
+}
+
+/*
+ * sched_switch (its next task) and sched_waking (the wakee) as
+ * FtraceEventBundle.CompactSched columns take them; the rest of the event
+ * (prev task, waker) is the CPU's previous switch. The @arg of those two
+ * events starts with one: a buffer with compact sched reads it instead of
+ * calling @encode (no fifth argument that every other event would pay
+ * for). @comm and @prev_comm are TASK_COMM_LEN bytes.
+ */
+struct pbt_sched_rec {
+	const char *comm;
+	long prev_state;		/* sched_switch only */
+	int pid, prio, target_cpu;	/* target_cpu: sched_waking only */
+	/* sched_switch: the prev task, to check it is the one inferred */
+	const char *prev_comm;
+	int prev_pid, prev_prio;
+};
+
+/* Events whose @arg starts with a struct pbt_sched_rec: ids 0 and 1. */
+static inline bool pbt_event_compact(int id)
+{
+	BUILD_BUG_ON(PBT_EV_SCHED_SWITCH != 0 || PBT_EV_SCHED_WAKING != 1);
+	return (unsigned int)id <= PBT_EV_SCHED_WAKING;
 }
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */

@@ -47,6 +47,7 @@ static struct pbt_probe probes[PBT_NR_EVENTS];
 /* sched_switch */
 
 struct switch_args {
+	struct pbt_sched_rec rec;	/* first: see pbt_event_compact() */
 	bool preempt;
 	struct task_struct *prev, *next;
 	unsigned int prev_state;
@@ -88,14 +89,24 @@ static void probe_sched_switch(void *data,
 		.prev_state = PBT_SWITCH_PREV_STATE(prev, prev_state),
 	};
 
+	BUILD_BUG_ON(offsetof(struct switch_args, rec));
+	a.rec = (struct pbt_sched_rec) {
+		.comm = next->comm, .prev_state = switch_state(&a),
+		.pid = next->pid, .prio = next->prio,
+		.prev_comm = prev->comm, .prev_pid = prev->pid,
+		.prev_prio = prev->prio,
+	};
 	pbt_emit_for(PBT_EV_SCHED_SWITCH, -1, next->pid, enc_switch, &a);
 }
 
 /*
  * sched_waking, sched_wakeup, sched_wakeup_new share one layout (the same
  * field numbers in Perfetto's three messages), only the oneof field differs.
+ * Only sched_waking has a compact form: trace_processor reads the waking_*
+ * columns as sched_waking, so wakeup and wakeup_new stay full events.
  */
 struct wakeup_args {
+	struct pbt_sched_rec rec;	/* sched_waking: pbt_event_compact() */
 	struct task_struct *p;
 	u32 field;
 };
@@ -117,21 +128,30 @@ static void enc_wakeup(struct pb_buf *pb, const void *arg)
 
 static void probe_sched_waking(void *data, struct task_struct *p)
 {
-	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKING };
+	struct wakeup_args a = {
+		.rec = {
+			.comm = p->comm, .pid = p->pid, .prio = p->prio,
+			.target_cpu = task_cpu(p),
+		},
+		.p = p, .field = PB_FTRACEEVENT_SCHED_WAKING,
+	};
 
+	BUILD_BUG_ON(offsetof(struct wakeup_args, rec));
 	pbt_emit_for(PBT_EV_SCHED_WAKING, -1, p->pid, enc_wakeup, &a);
 }
 
 static void probe_sched_wakeup(void *data, struct task_struct *p)
 {
-	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKEUP };
+	struct wakeup_args a = { .p = p, .field = PB_FTRACEEVENT_SCHED_WAKEUP };
 
 	pbt_emit_for(PBT_EV_SCHED_WAKEUP, -1, p->pid, enc_wakeup, &a);
 }
 
 static void probe_sched_wakeup_new(void *data, struct task_struct *p)
 {
-	struct wakeup_args a = { p, PB_FTRACEEVENT_SCHED_WAKEUP_NEW };
+	struct wakeup_args a = {
+		.p = p, .field = PB_FTRACEEVENT_SCHED_WAKEUP_NEW,
+	};
 
 	pbt_emit_for(PBT_EV_SCHED_WAKEUP_NEW, -1, p->pid, enc_wakeup, &a);
 }

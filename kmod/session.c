@@ -389,6 +389,13 @@ static int start_locked(struct pbt_session *s)
 	if (s->state != PBTRACE_STATE_CONFIGURED)
 		return -EINVAL;
 
+	/*
+	 * The start is before the first event: a buffer records from its
+	 * activation (probes another session registered already run), and
+	 * trace_processor drops ftrace events before traced's
+	 * tracing_started, which is stamped with this.
+	 */
+	s->start_ns = ktime_get_boottime_ns();
 	/* Buffers first, then probes: an event never finds no buffer ready. */
 	for (i = 0; i < s->params.nr_buffers; i++)
 		if (pbt_buffer_local(&s->params.buffers[i]))

@@ -58,16 +58,62 @@ def one(d, key, default=None):
     return v[0] if v else default
 
 
-def events(root):
-    """(packet index, cpu, event dict, kind, fields) in file order."""
+def compact_events(cs):
+    """A bundle's compact_sched as (ts, kind, fields) with what it leaves
+    out (prev task, waker) still to infer: Perfetto's semantics, deltas
+    from 0 per bundle and per kind, comms from intern_table."""
+    table = cs.get('intern_table', [])
     out = []
+    for kind, cols in (('sched_switch', ('prev_state', 'next_pid', 'next_prio',
+                                         'next_comm_index')),
+                       ('sched_waking', ('pid', 'target_cpu', 'prio',
+                                         'comm_index'))):
+        pre = 'switch_' if kind == 'sched_switch' else 'waking_'
+        ts = 0
+        rows = zip(cs.get(pre + 'timestamp', []),
+                   *[cs.get(pre + c, []) for c in cols])
+        for row in rows:
+            ts += row[0]
+            f = {c: [v] for c, v in zip(cols, row[1:])}
+            comm = f.pop(cols[-1])[0]
+            f['next_comm' if kind == 'sched_switch' else 'comm'] = [table[comm]]
+            out.append((ts, kind, f))
+    return out
+
+
+def events(root):
+    """(packet index, cpu, event dict, kind, fields) in file order, with
+    compact_sched expanded into the full events it stands for (the prev
+    task and waker from the CPU's previous sched_switch)."""
+    out = []
+    last = {}           # cpu -> fields of its last sched_switch
     for i, pkt in enumerate(root.get('packet', [])):
         for bundle in pkt.get('ftrace_events', []):
             cpu = one(bundle, 'cpu')
+            evs = []
             for ev in bundle.get('event', []):
                 kinds = [k for k in ev if k not in ('timestamp', 'pid')]
                 kind = kinds[0] if kinds else None
-                out.append((i, cpu, ev, kind, ev[kind][0] if kind else {}))
+                evs.append((one(ev, 'timestamp', 0), ev, kind))
+            for cs in bundle.get('compact_sched', []):
+                for ts, kind, f in compact_events(cs):
+                    evs.append((ts, {'timestamp': [ts], kind: [f],
+                                     'compact': [1]}, kind))
+            evs.sort(key=lambda e: e[0])
+            for _, ev, kind in evs:
+                f = ev[kind][0] if kind else {}
+                if 'compact' in ev:
+                    del ev['compact']
+                    prev = last.get(cpu, {})
+                    pid = one(prev, 'next_pid', 0)
+                    ev['pid'] = [pid]
+                    if kind == 'sched_switch':
+                        f['prev_pid'] = [pid]
+                        f['prev_comm'] = prev.get('next_comm', [''])
+                        f['prev_prio'] = prev.get('next_prio', [0])
+                if kind == 'sched_switch':
+                    last[cpu] = f
+                out.append((i, cpu, ev, kind, f))
     return out
 
 

@@ -180,7 +180,17 @@ class Trace:
         kinds = self.kinds.setdefault(m, set())
         span = self.span.setdefault(m, [None, None])
         off, slack = self.offset.get(m, 0), self.slack.get(m, 0)
-        for ev in bundle.get('event', []):
+        # compact_sched: one entry of a kind's timestamp column per event,
+        # deltas from 0 per bundle (Perfetto's semantics).
+        evs = list(bundle.get('event', []))
+        for cs in bundle.get('compact_sched', []):
+            for kind, col in (('sched_switch', 'switch_timestamp'),
+                              ('sched_waking', 'waking_timestamp')):
+                ts = 0
+                for d in cs.get(col, []):
+                    ts += int(d)
+                    evs.append({'timestamp': [ts], kind: [{}]})
+        for ev in evs:
             self.events[m] = self.events.get(m, 0) + 1
             if m is not None and m not in self.offset:
                 self.unsynced[m] = self.unsynced.get(m, 0) + 1

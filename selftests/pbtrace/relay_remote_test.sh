@@ -81,7 +81,7 @@ summarize() {
 	/^  system_info {/ { psi = 1 }
 	/^  clock_snapshot {/ { cs++ }
 	/^  remote_clock_sync {/ { rcs++ }
-	/^    event {/ { mev++ }
+	/^    event {/ || /^      (switch|waking)_timestamp: / { mev++ }	# compact_sched: one each
 	/^      sched_switch {/ { sw++ }
 	/^      sys_enter {/ { se++ }
 	/^    machine_name: / { pname = $2 }

@@ -137,7 +137,8 @@ if insmod "$KO" relay=vsock:1:$FH_PORT relay_name=fake-guest; then
 			not_ok "session $s: the relayed chunks decode with Perfetto's schema: $(head -c 300 "$FH_DIR/s$s.err")"
 		fi
 		read -r written lost chunks < "$FH_DIR/s$s.stopped" || written=x
-		events=$(grep -c '^ *event {' "$FH_DIR/s$s.txt")
+		# compact_sched events are one switch_/waking_timestamp entry each.
+		events=$(grep -c -e '^ *event {' -e '^ *switch_timestamp:' -e '^ *waking_timestamp:' "$FH_DIR/s$s.txt")
 		switches=$(grep -c '^ *sched_switch {' "$FH_DIR/s$s.txt")
 		packets=$(grep -c '^packet {' "$FH_DIR/s$s.txt")
 		echo "# session $s: $packets packets, $events events ($switches sched_switch); STOPPED: written $written lost $lost, $chunks chunks"

@@ -35,7 +35,12 @@ expect() { local rc=$?; if [ $rc -eq 0 ]; then ok "$1"; else nok "$1"; fi; retur
 protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto || exit 1
 
 # Event types in a decoded trace, one per event.
-event_types() { section ftrace_events "$1" | awk '/^      [a-z_0-9]+ \{$/ {print $1}'; }
+# A compact_sched event is one entry of its kind's timestamp column.
+event_types() {
+	section ftrace_events "$1" | awk '/^      [a-z_0-9]+ \{$/ {print $1}
+		/^      switch_timestamp: / {print "sched_switch"}
+		/^      waking_timestamp: / {print "sched_waking"}'
+}
 event_pids() { section ftrace_events "$1" | awk '/^      pid: / {print $2}'; }
 event_times() { section ftrace_events "$1" | awk '/^      timestamp: / {print $2}'; }
 # BOOTTIME (clock 6) of every clock snapshot, in file order.
@@ -65,6 +70,8 @@ packets() {
 	ft && /^    lost_events: true$/ {lost = 1; next}
 	ft && /^      timestamp: / {if (t0 == "" || $2 + 0 < t0 + 0) t0 = $2; if (t1 == "" || $2 + 0 > t1 + 0) t1 = $2; next}
 	ft && /^      [a-z_0-9]+ \{$/ {nev++; if (index("," types, "," $1 ",") == 0) types = types $1 ","; next}
+	ft && /^      (switch|waking)_timestamp: / {nev++; t = $1 == "switch_timestamp:" ? "sched_switch" : "sched_waking"
+		if (index("," types, "," t ",") == 0) types = types t ","; next}
 	/^\}$/ {print put(seq) "\t" put(kinds) "\t" put(cpu) "\t" nev "\t" put(types) "\t" drop "\t" lost "\t" put(ts) "\t" put(t0) "\t" put(t1)}
 	' "$1"
 }

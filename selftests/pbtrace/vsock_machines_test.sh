@@ -131,7 +131,7 @@ awk -v id="$ID" '
 	/^  remote_clock_sync {/ { f["sync"]++ }
 	/^  clock_snapshot {/ { f["snapshot"] = 1 }
 	/^  ftrace_events {/ { f["chunk"] = 1 }
-	/^    event {/ { ev++ }
+	/^    event {/ || /^      (switch|waking)_timestamp: / { ev++ }	# compact_sched: one each
 	/^      chunks_written: [1-9]/ { f["stats"] = 1; written = $2 }
 	/^}/ { who = mid == id ? "machine" : mid ? "other" : "host"
 	       if (who == "machine" && f["chunk"]) { chunks++; events += ev }

@@ -882,6 +882,11 @@ static int fill_buffer(struct pbt_config *c, struct pbt_buffer_spec *b,
 				 cfg_buf, PBTRACE_MAX_SYSCALLS, PBTRACE_MAX_SYSCALLS);
 			return -EINVAL;
 		}
+		/* Per buffer here: one source asking for full sched events
+		 * gets them for the whole buffer (Perfetto's default: on). */
+		if (fc->compact_sched && fc->compact_sched->has_enabled &&
+		    !fc->compact_sched->enabled)
+			b->full_sched = true;
 		if (wants_all_syscalls(fc))
 			all_syscalls = true;
 		if (!fc->n_tids_to_trace)

@@ -293,7 +293,8 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 	if (!buf || nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, b->size_kb) ||
 	    (b->chunk_kb &&
 	     nla_put_u32(msg, PBTRACE_A_BUFFER_CHUNK_KB, b->chunk_kb)) ||
-	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, b->fill_policy))
+	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, b->fill_policy) ||
+	    (b->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)))
 		return -EMSGSIZE;
 	list = nest_start(msg, PBTRACE_A_BUFFER_EVENTS);
 	if (!list)
@@ -559,6 +560,7 @@ static int parse_buffer(struct nlattr *nest, struct pbt_buffer_info *b)
 	b->size_kb = get_u32(tb[PBTRACE_A_BUFFER_SIZE_KB]);
 	b->chunk_kb = get_u32(tb[PBTRACE_A_BUFFER_CHUNK_KB]);
 	b->fill_policy = get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]);
+	b->full_sched = tb[PBTRACE_A_BUFFER_FULL_SCHED] != NULL;
 	if (tb[PBTRACE_A_BUFFER_EVENTS])
 		ret = parse_buffer_events(tb[PBTRACE_A_BUFFER_EVENTS], b);
 	if (tb[PBTRACE_A_BUFFER_PIDS])

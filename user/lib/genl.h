@@ -19,6 +19,7 @@
 #ifndef PBT_GENL_H
 #define PBT_GENL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/pbtrace.h>
@@ -50,6 +51,9 @@ struct pbt_buffer_spec {
 	 * syscall numbers. None: every syscall (the attribute is not sent). */
 	uint32_t syscalls[PBTRACE_MAX_SYSCALLS];
 	size_t nr_syscalls;
+	/* PBTRACE_A_BUFFER_FULL_SCHED: no compact_sched (sent only if set,
+	 * so an older module still works with the default). */
+	bool full_sched;
 };
 
 struct pbt_session_spec {
@@ -91,6 +95,7 @@ struct pbt_buffer_info {
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 	size_t nr_syscalls;		/* 0: every syscall */
 	uint32_t syscalls[PBTRACE_MAX_SYSCALLS];
+	bool full_sched;		/* sched events without compact_sched */
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */

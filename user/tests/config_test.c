@@ -152,6 +152,8 @@ static void test_full(void)
 		    spec.buffers[1].nr_syscalls == 0,
 		    "syscall_events sys_read, sys_write: the syscall filter of buffer 0 (%d, %d) only",
 		    __NR_read, __NR_write);
+		tap(!spec.buffers[0].full_sched && spec.buffers[1].full_sched,
+		    "compact_sched: on by default (buffer 0), enabled: false writes buffer 1's sched events in full");
 		tap(c.nr_notices == 0,
 		    "buffer_size_kb 2048 x 2 CPUs fits in size_kb 8192: no notice");
 		tap(spec.buffers[0].nr_pids == 2 && spec.buffers[0].pids[0] == 1 &&
@@ -207,8 +209,8 @@ static void test_binary(void)
 	}
 	tap(b.len == len && !memcmp(b.bytes, data, len),
 	    "binary config kept verbatim, ignored fields included");
-	tap(has_warning(&b, "field number 12 in perfetto.protos.FtraceConfig (data_sources[3].config.ftrace_config) is not implemented by pbtrace; ignored"),
-	    "unknown binary field named by number and path (compact_sched)");
+	tap(has_warning(&b, "field number 13 in perfetto.protos.FtraceConfig (data_sources[3].config.ftrace_config) is not implemented by pbtrace; ignored"),
+	    "unknown binary field named by number and path (symbolize_ksyms)");
 	tap(has_warning(&b, "field number 1 in perfetto.protos.TraceConfig.BuiltinDataSource (builtin_data_sources)"),
 	    "unknown field of a known sub-message named (builtin_data_sources.disable_clock_snapshotting)");
 	tap(has_warning(&b, "data_sources[2] \"android.log\" is not implemented by pbtrace"),
@@ -217,7 +219,7 @@ static void test_binary(void)
 	    "atrace warned about");
 	r = pbt_config_load(path, PBT_CONFIG_AUTO, &t, err, sizeof(err));
 	tap(!r && t.nr_warnings > 0 &&
-	    has_warning(&t, "perfetto_ui.pbtx:58:7: field 'compact_sched'"),
+	    has_warning(&t, "perfetto_ui.pbtx:61:7: field 'symbolize_ksyms'"),
 	    "text form loads; its warnings carry file:line:col");
 	if (!r) {
 		/* Same subset from both: text packs only known fields; the

@@ -235,7 +235,7 @@ static const struct {
 	{ 19, 7, "'quirks'" }, { 28, 7, "'meminfo_counters'" },
 	{ 29, 7, "'meminfo_counters'" }, { 31, 7, "'vmstat_counters'" },
 	{ 32, 7, "'cpufreq_period_ms'" }, { 39, 5, "'android_log_config'" },
-	{ 58, 7, "'compact_sched'" }, { 61, 7, "'symbolize_ksyms'" },
+	{ 61, 7, "'symbolize_ksyms'" },
 	{ 62, 7, "'disable_generic_events'" }, { 65, 3, "'producer_name_filter'" },
 	{ 67, 24, "'disable_clock_snapshotting'" },
 	{ 67, 58, "'primary_trace_clock'" }, { 69, 1, "'flush_timeout_ms'" },

@@ -35,6 +35,34 @@ static unsigned int packet_kind(const Perfetto__Protos__TracePacket *p)
 	}
 }
 
+/* Deltas from 0 per bundle: the sum is the kind's last timestamp. */
+static void add_compact_ts(struct summary *s, const uint64_t *d, size_t n)
+{
+	uint64_t ts = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		ts += d[i];
+		if (!s->first_ts || ts < s->first_ts)
+			s->first_ts = ts;
+		if (ts > s->last_ts)
+			s->last_ts = ts;
+	}
+}
+
+/* compact_sched: one entry of a kind's timestamp column per event. */
+static void add_compact(struct summary *s,
+			const Perfetto__Protos__FtraceEventBundle__CompactSched *c)
+{
+	size_t sw = c->n_switch_timestamp, wk = c->n_waking_timestamp;
+
+	s->ftrace_events += sw + wk;
+	s->by_event[PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH] += sw;
+	s->by_event[PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_WAKING] += wk;
+	add_compact_ts(s, c->switch_timestamp, sw);
+	add_compact_ts(s, c->waking_timestamp, wk);
+}
+
 static void add_bundle(struct summary *s,
 		       const Perfetto__Protos__FtraceEventBundle *b)
 {
@@ -42,6 +70,8 @@ static void add_bundle(struct summary *s,
 
 	if (b->has_lost_events && b->lost_events)
 		s->bundles_lost++;
+	if (b->compact_sched)
+		add_compact(s, b->compact_sched);
 	for (i = 0; i < b->n_event; i++) {
 		const Perfetto__Protos__FtraceEvent *e = b->event[i];
 
@@ -79,8 +109,13 @@ static void add_machine_packet(struct summary *s,
 	if (!m)
 		return;
 	m->packets++;
-	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS)
+	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS) {
 		m->ftrace_events += p->ftrace_events->n_event;
+		if (p->ftrace_events->compact_sched)
+			m->ftrace_events +=
+				p->ftrace_events->compact_sched->n_switch_timestamp +
+				p->ftrace_events->compact_sched->n_waking_timestamp;
+	}
 	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO &&
 	    si->machine_name)
 		snprintf(m->name, sizeof(m->name), "%s", si->machine_name);

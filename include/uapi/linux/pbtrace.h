@@ -47,6 +47,9 @@
  *                    with extack). raw_syscalls/sys_enter and sys_exit
  *                    record only these syscalls; absent: every syscall
  *                    (an empty list: -EINVAL).
+ *            PBTRACE_A_BUFFER_FULL_SCHED: NLA_FLAG, optional: write
+ *                sched_switch and sched_waking as full FtraceEvents; absent:
+ *                in FtraceEventBundle.compact_sched (docs/encoding.md)
  *            PBTRACE_A_BUFFER_MACHINES: NLA_NESTED, optional, up to
  *                PBTRACE_MAX_MACHINE_NAMES of
  *                PBTRACE_A_MACHINE_NAME: NLA_NUL_STRING: a relayed machine's
@@ -89,7 +92,7 @@
  *    before start), _STOP_NS, PBTRACE_A_DAEMON_PID (as GET_STATUS) and
  *    PBTRACE_A_SESSION_BUFFERS, each
  *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS,
- *    _PIDS and _SYSCALLS (if any) and
+ *    _PIDS, _SYSCALLS and _FULL_SCHED (if any) and
  *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS: NLA_BINARY
  *    struct pbtrace_cpu_stats (one per possible CPU), and _MACHINES if set.
  *    PBTRACE_A_SESSION_MACHINES: NLA_NESTED of PBTRACE_A_MACHINE, one per
@@ -240,6 +243,7 @@ enum pbtrace_attr {
 	PBTRACE_A_BUFFER_SYSCALLS,	/* nest of PBTRACE_A_SYSCALL_NR */
 	PBTRACE_A_SYSCALL_NR,		/* u32 */
 	PBTRACE_A_SESSION_ERROR,	/* string */
+	PBTRACE_A_BUFFER_FULL_SCHED,	/* flag */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)

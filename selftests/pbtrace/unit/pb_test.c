@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pb.h"
+#include "compact.h"
 #include "pbtrace_fields.h"
 #include "tap.h"
 
@@ -785,6 +786,140 @@ static void cleanup(void)
 		fprintf(stderr, "pb_test: could not remove %s\n", tmpdir);
 }
 
+/* ---- compact_sched (kmod/core/compact.h) ---- */
+
+static struct pbt_compact cs;
+
+/* A comm as the kernel keeps it: 16 bytes, NUL padded. */
+static const char *comm16(const char *s)
+{
+	static char buf[8][CS_COMM_LEN];
+	static unsigned int n;
+	char *c = buf[n++ % 8];
+
+	memset(c, 0, CS_COMM_LEN);
+	memcpy(c, s, strnlen(s, CS_COMM_LEN));
+	return c;
+}
+
+static uint32_t add(bool sw, uint64_t ts, const char *comm, int64_t state,
+		    int32_t pid, int32_t prio, int32_t cpu)
+{
+	struct pbt_cs_event e = {
+		.ts = ts, .comm = comm16(comm), .prev_state = state,
+		.pid = pid, .prio = prio, .target_cpu = cpu,
+	};
+
+	return pbt_cs_add(&cs, sw, &e, sizeof(mem));
+}
+
+/* A bundle of switches and wakings, against protoc byte for byte. */
+static void test_compact_bytes(void)
+{
+	static const char text[] =
+		"cpu: 1\n"
+		"compact_sched {\n"
+		"  switch_timestamp: 5000000000 switch_timestamp: 1200\n"
+		"  switch_timestamp: 0 switch_timestamp: 70000\n"
+		"  switch_prev_state: 1 switch_prev_state: 256\n"
+		"  switch_prev_state: 0 switch_prev_state: 2\n"
+		"  switch_next_pid: 0 switch_next_pid: 4242\n"
+		"  switch_next_pid: 1 switch_next_pid: 2147483647\n"
+		"  switch_next_prio: 120 switch_next_prio: 100\n"
+		"  switch_next_prio: 139 switch_next_prio: -1\n"
+		"  intern_table: \"swapper/0\" intern_table: \"pingpong\"\n"
+		"  intern_table: \"sixteen-bytes-xx\"\n"
+		"  switch_next_comm_index: 0 switch_next_comm_index: 1\n"
+		"  switch_next_comm_index: 2 switch_next_comm_index: 1\n"
+		"  waking_timestamp: 5000000100 waking_timestamp: 3\n"
+		"  waking_pid: 4242 waking_pid: -5\n"
+		"  waking_target_cpu: 1 waking_target_cpu: 0\n"
+		"  waking_prio: 120 waking_prio: 99\n"
+		"  waking_comm_index: 1 waking_comm_index: 0\n"
+		"}\n";
+	struct pb_buf b;
+	uint32_t n = 0;
+	bool ok = true;
+
+	pbt_cs_reset(&cs);
+	n += add(true, 5000000000ull, "swapper/0", 1, 0, 120, 0);
+	ok &= n > CS_HEADERS;
+	n += add(false, 5000000100ull, "pingpong", 0, 4242, 120, 1);
+	n += add(true, 5000001200ull, "pingpong", 256, 4242, 100, 0);
+	n += add(true, 5000001200ull, "sixteen-bytes-xxyy", 0, 1, 139, 0);
+	n += add(false, 5000000103ull, "swapper/0", 0, -5, 99, 0);
+	n += add(true, 5000071200ull, "pingpong", 2, 2147483647, -1, 0);
+	tap(ok && cs.nr_intern == 3 && cs.reserved == n,
+	    "compact: 6 events, 3 comms interned, %u bytes reserved", n);
+	pb_init(&b, mem, sizeof(mem));
+	pb_varint(&b, PB_FTRACEEVENTBUNDLE_CPU, 1);
+	pbt_cs_write(&b, &cs);
+	tap(!b.overflow && pb_len(&b, mem) <= n + 2,
+	    "compact: the bundle fits the bytes reserved (%zu of %u + cpu)",
+	    pb_len(&b, mem), n);
+	expect_bytes("compact", "FtraceEventBundle", text, mem, pb_len(&b, mem));
+	expect_decode("compact", "FtraceEventBundle", text, mem, pb_len(&b, mem));
+}
+
+/* Only switches: no waking columns at all, as protoc leaves them out. */
+static void test_compact_switch_only(void)
+{
+	static const char text[] =
+		"compact_sched {\n"
+		"  switch_timestamp: 10 switch_prev_state: 0\n"
+		"  switch_next_pid: 7 switch_next_prio: 120\n"
+		"  intern_table: \"a\" switch_next_comm_index: 0\n"
+		"}\n";
+	struct pb_buf b;
+
+	pbt_cs_reset(&cs);
+	add(true, 10, "a", 0, 7, 120, 0);
+	pb_init(&b, mem, sizeof(mem));
+	pbt_cs_write(&b, &cs);
+	expect_bytes("compact, switches only", "FtraceEventBundle", text, mem,
+		     pb_len(&b, mem));
+}
+
+/* Full columns, intern table and room refuse an event, changing nothing. */
+static void test_compact_limits(void)
+{
+	struct pbt_compact before;
+	char name[CS_COMM_LEN];
+	uint32_t i, n, added = 0;
+	struct pbt_cs_event e = { .ts = 1, .pid = 1, .prio = 120 };
+
+	pbt_cs_reset(&cs);
+	for (i = 0; i < CS_INTERN_MAX; i++) {
+		snprintf(name, sizeof(name), "t%u", i);
+		added += add(false, i, name, 0, 1, 120, 0) != 0;
+	}
+	memcpy(&before, &cs, sizeof(cs));
+	n = add(false, 100, "one-too-many", 0, 1, 120, 0);
+	tap(added == CS_INTERN_MAX && n == 0 && !memcmp(&before, &cs, sizeof(cs)),
+	    "compact: a %uth comm is refused and changes nothing", CS_INTERN_MAX + 1);
+	n = add(false, 100, "t3", 0, 1, 120, 0);
+	tap(n > 0 && cs.nr_intern == CS_INTERN_MAX,
+	    "compact: a known comm still fits in a full intern table (%u bytes)", n);
+
+	memcpy(&before, &cs, sizeof(cs));
+	e.comm = comm16("t3");
+	e.ts = 1000;
+	n = pbt_cs_add(&cs, false, &e, 4);
+	/* Bytes past a column's length are scratch: compare the state. */
+	tap(n == 0 && !memcmp(before.len, cs.len, sizeof(cs.len)) &&
+	    before.nr_intern == cs.nr_intern && before.reserved == cs.reserved &&
+	    before.last_ts[1] == cs.last_ts[1],
+	    "compact: an event with no room is refused and changes nothing");
+
+	pbt_cs_reset(&cs);
+	for (i = 0, n = 1; n && i < 10000; i++)
+		n = add(true, (uint64_t)i << 40, "big", 0, 1, 120, 0);
+	tap(!n && cs.len[CS_SWITCH_TS] <= CS_COL_BYTES &&
+	    cs.len[CS_SWITCH_TS] > CS_COL_BYTES - PB_VARINT_MAX,
+	    "compact: a full column refuses events (%u switches, %u bytes)",
+	    i - 1, cs.len[CS_SWITCH_TS]);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -824,6 +959,9 @@ int main(void)
 	test_nest_limits();
 	test_string_bounds();
 	test_bounds();
+	test_compact_bytes();
+	test_compact_switch_only();
+	test_compact_limits();
 
 	cleanup();
 	printf("1..%d\n", nr_tests);
