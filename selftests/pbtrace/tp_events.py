@@ -85,6 +85,16 @@ def same(c, name, want, got):
             diff_text(want, got))
 
 
+def idle_name(kv):
+    """Sorted fields, the idle task's prev_comm as trace_processor keeps it:
+    for a compact_sched switch it takes prev_comm from its own thread of
+    pid 0, which it names "swapper", not the kernel's "swapper/N"."""
+    d = dict(kv)
+    if str(d.get('prev_pid')) == '0' and str(d.get('prev_comm', '')).startswith('swapper/'):
+        d['prev_comm'] = 'swapper'
+    return tuple(sorted(d.items()))
+
+
 def raw_fields(c, res, evs):
     """Every event, every field, in ftrace_event and its args."""
     meta = {r[0]: r[1:] for r in res['evmeta']}
@@ -96,12 +106,12 @@ def raw_fields(c, res, evs):
         # args); the slices below hold all six.
         if key is not None and key != 'args':
             fields[eid].append((key, norm(val)))
-    got = [(meta[e][0], meta[e][1], meta[e][2], names[e], tuple(sorted(fields[e])))
+    got = [(meta[e][0], meta[e][1], meta[e][2], names[e], idle_name(fields[e]))
            for e in names]
     want = []
     for _, cpu, ev, kind, f in evs:
-        kv = tuple(sorted((k, norm(v[0])) for k, v in f.items() if k != 'args'))
-        want.append((one(ev, 'timestamp'), cpu, one(ev, 'pid'), kind, kv))
+        kv = [(k, norm(v[0])) for k, v in f.items() if k != 'args']
+        want.append((one(ev, 'timestamp'), cpu, one(ev, 'pid'), kind, idle_name(kv)))
     same(c, 'tp: ftrace_event has every event with the same ts, cpu, pid and fields',
          want, got)
     return {e: (names[e], dict(fields[e])) for e in names}
