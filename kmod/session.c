@@ -393,19 +393,15 @@ static int start_locked(struct pbt_session *s)
 	 * The start is before the first event: a buffer records from its
 	 * activation (probes another session registered already run), and
 	 * trace_processor drops ftrace events before traced's
-	 * tracing_started, which is stamped with this.
+	 * tracing_started, which is stamped with this. Taken once: a second
+	 * stamp after the activation made trace_processor skip the events in
+	 * between (compact_sched_switch_skipped).
 	 */
 	s->start_ns = ktime_get_boottime_ns();
 	/* Buffers first, then probes: an event never finds no buffer ready. */
 	for (i = 0; i < s->params.nr_buffers; i++)
 		if (pbt_buffer_local(&s->params.buffers[i]))
 			pbt_buffer_activate(s->buffers[i]);
-	/*
-	 * Before the first probe: no event may predate the start, because
-	 * traced stamps tracing_started with it and trace_processor drops
-	 * every ftrace event older than that.
-	 */
-	s->start_ns = ktime_get_boottime_ns();
 	for (i = 0; i < s->params.nr_buffers; i++) {
 		ret = get_probes(local_events(&s->params.buffers[i]));
 		if (ret)

@@ -179,11 +179,9 @@ sleep 1
 expect 0 "stop -p session --wait" "$tracectl" stop -n pids --wait
 kill $loop
 decodes "$tmp/p.pftrace" "pid-filtered session decodes"
-# Each sched_switch's "prev_pid next_pid": to or from the thread, as the
-# kernel's set_event_pid keeps them, both directions present.
-awk '/^      sched_switch \{/ { s = 1; p = n = "" }
-     s && /^        prev_pid: / { p = $2 } s && /^        next_pid: / { n = $2 }
-     s && /^      \}/ { print p, n; s = 0 }' "$tmp/decoded" >"$tmp/out"
+# Each sched_switch's "prev_pid next_pid" (compact ones expanded): to or
+# from the thread, as the kernel's set_event_pid keeps them, both present.
+PYTHONDONTWRITEBYTECODE=1 python3 "$here/switches.py" "$tmp/decoded" >"$tmp/out"
 outs=$(awk -v t=$loop '$1 == t' "$tmp/out" | wc -l)
 ins=$(awk -v t=$loop '$2 == t' "$tmp/out" | wc -l)
 others=$(awk -v t=$loop '$1 != t && $2 != t' "$tmp/out" | wc -l)

@@ -570,11 +570,10 @@ test_tids() {
 	tctl stop -n tids --wait >/dev/null 2>&1
 	kill "$pid" 2>/dev/null
 	decode "$f"
-	# "prev_pid next_pid" of each switch: the kernel's set_event_pid rules
-	# keep the switches to and from the thread, and only those.
-	section ftrace_events "$f.txt" | awk '/^      sched_switch \{/ {s = 1; p = n = ""}
-		s && /^        prev_pid: / {p = $2} s && /^        next_pid: / {n = $2}
-		s && /^      \}/ {print p, n; s = 0}' >"$W/tids.sw"
+	# "prev_pid next_pid" of each switch (compact ones expanded): the
+	# kernel's set_event_pid rules keep the switches to and from the
+	# thread, and only those.
+	PYTHONDONTWRITEBYTECODE=1 python3 "$TOP/selftests/pbtrace/switches.py" "$f.txt" >"$W/tids.sw"
 	nev=$(awk -v t="$pid" '$1 == t' "$W/tids.sw" | wc -l)
 	nin=$(awk -v t="$pid" '$2 == t' "$W/tids.sw" | wc -l)
 	others=$(awk -v t="$pid" '$1 != t && $2 != t' "$W/tids.sw" | wc -l)
