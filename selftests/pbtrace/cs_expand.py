@@ -22,36 +22,12 @@ over the window both sessions were recording, per CPU.
   cs_expand.py COMPACT.txt FULL.txt   prints "PASS ..." / "FAIL ..." lines
                                       and "window LO HI" (ns)
 """
+import os
 import sys
 
-
-def parse_text(path):
-    """protoc text format -> nested dicts; every field is a list."""
-    root = {}
-    stack = [root]
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            if line.endswith('{'):
-                node = {}
-                stack[-1].setdefault(line[:-1].strip(), []).append(node)
-                stack.append(node)
-            elif line == '}':
-                stack.pop()
-            else:
-                key, _, val = line.partition(':')
-                val = val.strip()
-                if val.startswith('"'):
-                    val = val[1:-1].encode().decode('unicode_escape')
-                stack[-1].setdefault(key.strip(), []).append(val)
-    return root
-
-
-def one(d, k, default=None):
-    v = d.get(k)
-    return v[0] if v else default
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# protoc's text format read into nested dicts: the reader every test shares.
+from dp_check import one, parse_text  # noqa: E402
 
 
 def canon(d):
