@@ -31,19 +31,7 @@ KEEP=${PBTRACE_CS_KEEP:-}	# a directory: the traces are copied there
 . "$HERE/traced_lib.sh"
 . "$HERE/tp.sh"
 
-cleanup() {
-	stop_traced
-	rm -rf "$W"
-}
-trap cleanup EXIT
-
-if [[ ! -x $U/tracectl || ! -x $PINGPONG || ! -r $SCHEMA/perfetto_trace.proto ]]; then
-	echo "1..0 # SKIP needs make user, make -C selftests/pbtrace and Perfetto's schema in $SCHEMA"
-	exit 0
-fi
-protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto || {
-	not_ok "protoc compiles Perfetto's schema"; echo "1..$N"; exit 1; }
-start_traced || { not_ok "traced starts"; echo "1..$N"; exit 1; }
+traced_begin "$PINGPONG"
 
 # config FILE EXTRA: a streaming session of the bench's events.
 config() {

@@ -32,19 +32,7 @@ GETPPID=110	# x86_64
 EVENTS=(-e sched/sched_switch -e sched/sched_waking -e raw_syscalls/sys_enter
 	-e raw_syscalls/sys_exit -e task/task_newtask)
 
-cleanup() {
-	stop_traced
-	rm -rf "$W"
-}
-trap cleanup EXIT
-
-if [[ ! -x $U/tracectl || ! -x $BURST || ! -r $SCHEMA/perfetto_trace.proto ]]; then
-	echo "1..0 # SKIP needs make user, make -C selftests/pbtrace and Perfetto's schema in $SCHEMA"
-	exit 0
-fi
-protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto || {
-	not_ok "protoc compiles Perfetto's schema"; echo "1..$N"; exit 1; }
-start_traced || { not_ok "traced starts"; echo "1..$N"; exit 1; }
+traced_begin "$BURST"
 
 # record NAME FLAGS...: a 6 s record with the burst inside it; the burst's
 # pid in $W/NAME.pid, record's output in $W/NAME.rec, the file NAME.pftrace.

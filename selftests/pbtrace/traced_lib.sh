@@ -5,7 +5,8 @@
 # file, decode it with Perfetto's schema and pick blocks out of the text;
 # tp_file (tp.sh) then has trace_processor read it too.
 # The caller sets U (user build dir), W (scratch dir), LOG (traced's log)
-# and TRACED= and compiles the schema into $W/schema.pb.
+# and TRACED= and compiles the schema into $W/schema.pb (traced_begin does
+# that, and the rest of a test's start, for tests that source tap.sh).
 
 note() { echo "# $*"; }
 
@@ -80,4 +81,20 @@ run_groups() {
 		note "$t took $((SECONDS - t0)) s"
 	done
 	stop_traced
+}
+
+# traced_begin PROG...: a test's start. Skip unless tracectl, each PROG and
+# Perfetto's schema (in $SCHEMA) are there; compile the schema, start
+# traced, and stop it and remove $W when the test exits.
+traced_begin() {
+	local p
+	for p in "$U/tracectl" "$@"; do
+		[[ -x $p ]] || { echo "1..0 # SKIP needs $p (make user, make -C selftests/pbtrace)"; exit 0; }
+	done
+	[[ -r $SCHEMA/perfetto_trace.proto ]] || {
+		echo "1..0 # SKIP needs Perfetto's schema in $SCHEMA"; exit 0; }
+	trap 'stop_traced; rm -rf "$W"' EXIT
+	protoc -I "$SCHEMA" -o "$W/schema.pb" perfetto_trace.proto || {
+		not_ok "protoc compiles Perfetto's schema"; echo "1..$N"; exit 1; }
+	start_traced || { not_ok "traced starts"; echo "1..$N"; exit 1; }
 }
