@@ -42,11 +42,30 @@ static long trace_group(void)
 	return gid;
 }
 
+/* The caller is in that group already (egid or a supplementary group). */
+static bool in_group(gid_t gid)
+{
+	int i, n = getgroups(0, NULL);
+	gid_t *groups = calloc(n > 0 ? (size_t)n : 1, sizeof(*groups));
+	bool found = getegid() == gid;
+
+	if (groups)
+		n = getgroups(n, groups);
+	for (i = 0; groups && i < n; i++)
+		found |= groups[i] == gid;
+	free(groups);
+	return found;
+}
+
 static void explain_perm(void)
 {
 	long gid = trace_group();
 	struct group *gr = gid >= 0 ? getgrgid((gid_t)gid) : NULL;
 
+	if (gid >= 0 && in_group((gid_t)gid)) {
+		errf("not permitted: as a member of the pbtrace group you may use only the sessions you created, this machine only, within group_max_kb (docs/security.md)");
+		return;
+	}
 	if (gid < 0) {
 		errf("not permitted: pbtrace needs CAP_SYS_ADMIN (CAP_PERFMON to look): run as root, or have pbtrace loaded with group=GID (docs/security.md)");
 		return;
@@ -57,7 +76,6 @@ static void explain_perm(void)
 	else
 		errf("not permitted: pbtrace needs CAP_SYS_ADMIN or membership in group gid %ld (no name for it here)",
 		     gid);
-	errf("a member of the group may use only the sessions it created (docs/security.md)");
 }
 
 /* A netlink failure as an exit code, with the kernel's explanation. */
