@@ -9,8 +9,8 @@
 # traced (root) write a file the member could not write itself. Run in a
 # guest with pbtrace.ko loaded, as root:
 #   tools/vm -- selftests/pbtrace/group_test.sh
-# Users are uids with no passwd entry (setpriv), except the group's name,
-# which a bind-mounted copy of /etc/group adds (/etc is read-only here).
+# Users are uids with no passwd entry (setpriv); the group is pbtrace, the
+# installed one or one a bind-mounted /etc/group adds (/etc is read-only).
 # Prints TAP.
 set -u
 
@@ -22,7 +22,9 @@ tracectl=$bin/tracectl
 traced=$bin/traced
 cmd=$here/build/session_cmd
 param=/sys/module/pbtrace/parameters
-GID=4242			# the group, "pbtrace" in the bind-mounted /etc/group
+# The group: the installed pbtrace group (make install, DKMS), else gid
+# 4242, named pbtrace in a bind-mounted copy of /etc/group.
+GID=$(getent group pbtrace | cut -d: -f3)
 M1=4201 M2=4202 OUT=4203	# two members and an outsider
 . "$here/tap.sh"
 . "$here/tp.sh"
@@ -105,9 +107,13 @@ chown $M2:$M2 "$W/m2"
 echo "root's own data" >"$W/root/precious"
 chmod 644 "$W/root/precious"
 ln -s "$W/root/precious" "$W/m1/link"
-cp /etc/group "$W/etc-group"
-echo "pbtrace:x:$GID:" >>"$W/etc-group"
-mount --bind "$W/etc-group" /etc/group && group_mounted=1
+if [ -z "$GID" ]; then
+	GID=4242
+	cp /etc/group "$W/etc-group"
+	echo "pbtrace:x:$GID:" >>"$W/etc-group"
+	mount --bind "$W/etc-group" /etc/group && group_mounted=1
+fi
+note "group pbtrace is gid $GID"
 start_traced || { not_ok "traced starts"; echo "1..$N"; exit 1; }
 
 # -- no group= set: nobody but root --
@@ -182,6 +188,11 @@ else
 	not_ok "Perfetto's schema decodes the member's trace, with sched_switch"
 	sed 's/^/#   /' "$W/decode.err"
 fi
+
+expect 0 "the member records for a second" as $M1 $GID -- \
+	"$tracectl" record -t 1s -n m1rec -e sched/sched_switch -b 1024 -o "$W/m1/rec.pftrace"
+says "sched_switch" "record's summary counts the member's events"
+check "the recorded file is the member's" test "$(stat -c %u "$W/m1/rec.pftrace" 2>/dev/null)" = "$M1"
 
 expect 0 "root stops its own session" "$tracectl" stop -n rootsess --wait
 echo "1..$N"
