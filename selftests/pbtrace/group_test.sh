@@ -194,6 +194,13 @@ expect 0 "the member records for a second" as $M1 $GID -- \
 says "sched_switch" "record's summary counts the member's events"
 check "the recorded file is the member's" test "$(stat -c %u "$W/m1/rec.pftrace" 2>/dev/null)" = "$M1"
 
+# After all that, traced is root again: root's file in a directory only
+# its owner (M2, mode 0700) may enter needs CAP_DAC_OVERRIDE back.
+chmod 700 "$W/m2"
+expect 0 "root still records into another user's private directory" \
+	"$tracectl" record -t 1s -n rootrec -e sched/sched_switch -b 1024 -o "$W/m2/root.pftrace"
+check "that file is root's" test "$(stat -c %u "$W/m2/root.pftrace" 2>/dev/null)" = 0
+
 expect 0 "root stops its own session" "$tracectl" stop -n rootsess --wait
 echo "1..$N"
 exit $FAILED
