@@ -8,7 +8,8 @@
 #   make check           install missing deps, build, run every test
 #   make demo            boot a guest, record a real workload, print it
 #   make style           checkpatch + sparse over kmod/
-#   make dkms-install    install the module source under DKMS
+#   make install         traced, tracectl (user/) and the pbtrace group
+#   make dkms-install    install the module source under DKMS (and the group)
 #   make dkms-uninstall
 
 # The kernel to build for: KVER= if given, else what tools/deps --kver
@@ -20,7 +21,7 @@ endif
 KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 PACKAGE_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
-.PHONY: all module user check demo style dkms-install dkms-uninstall clean
+.PHONY: all module user check demo style install dkms-install dkms-uninstall clean
 
 all: module user
 
@@ -30,6 +31,13 @@ module:
 
 user:
 	$(MAKE) -C user
+
+# The group that may trace without root (docs/security.md): made and named
+# to the module here; a package (DESTDIR) runs tools/group-setup at postinst.
+install:
+	$(MAKE) -C user install
+	@if [ -z "$(DESTDIR)" ]; then tools/group-setup; else \
+		echo "install: DESTDIR set: run tools/group-setup on the target (postinst)"; fi
 
 # KVER= given to make reaches them through the environment: one kernel only.
 check:
@@ -83,6 +91,7 @@ dkms-install:
 	dkms add pbtrace/$(PACKAGE_VERSION)
 	dkms build pbtrace/$(PACKAGE_VERSION) -k $(DKMS_KVER)
 	dkms install pbtrace/$(PACKAGE_VERSION) -k $(DKMS_KVER)
+	tools/group-setup
 	@echo "dkms-install: pbtrace $(PACKAGE_VERSION) installed for $(DKMS_KVER); load it with: modprobe pbtrace"
 
 dkms-uninstall:
@@ -90,6 +99,7 @@ dkms-uninstall:
 	@if dkms status pbtrace/$(PACKAGE_VERSION) | grep -q .; then \
 		dkms remove pbtrace/$(PACKAGE_VERSION) --all; fi
 	rm -rf $(DKMS_SRC)
+	tools/group-setup --remove
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

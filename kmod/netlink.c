@@ -13,9 +13,11 @@
 #include <linux/bitmap.h>
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/cred.h>
 #include <linux/limits.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/notifier.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -82,32 +84,164 @@ static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_SESSION_ERROR]	= { .type = NLA_NUL_STRING, .len = PBTRACE_ERROR_MAX - 1 },
 };
 
-/* CAP_PERFMON is enough to look; CAP_SYS_ADMIN implies it. */
-static int may_read(struct sk_buff *skb, struct netlink_ext_ack *extack)
+/*
+ * Tracing without root: members of this gid run their own sessions
+ * (docs/security.md). The kernel cannot resolve a group name, so
+ * make install and DKMS write the pbtrace group's gid into modprobe.d;
+ * root may change it at run time in /sys/module/pbtrace/parameters.
+ */
+static int group = -1;
+module_param(group, int, 0644);
+MODULE_PARM_DESC(group, "gid whose members may run their own sessions without root (default -1: nobody)");
+static unsigned int group_max_kb = 65536;
+module_param(group_max_kb, uint, 0644);
+MODULE_PARM_DESC(group_max_kb, "most buffer KB of one group member's session, all buffers (default 65536)");
+
+/* Members' sessions together: the other half of the slots stays root's. */
+#define PBT_MEMBER_MAX_SESSIONS (PBTRACE_MAX_SESSIONS / 2)
+
+static bool in_trace_group(void)
 {
-	if (netlink_capable(skb, CAP_PERFMON) ||
-	    netlink_capable(skb, CAP_SYS_ADMIN))
-		return 0;
-	NL_SET_ERR_MSG(extack, "needs CAP_PERFMON or CAP_SYS_ADMIN: run as root");
+	int gid = READ_ONCE(group);
+	kgid_t kgid;
+
+	if (gid < 0)
+		return false;
+	kgid = make_kgid(&init_user_ns, gid);
+	return gid_valid(kgid) && in_egroup_p(kgid);
+}
+
+/* CAP_PERFMON looks at every session; CAP_SYS_ADMIN implies it. */
+static bool sees_all(struct sk_buff *skb)
+{
+	return netlink_capable(skb, CAP_PERFMON) ||
+	       netlink_capable(skb, CAP_SYS_ADMIN);
+}
+
+/* A refusal that says what would be enough. */
+static int refuse(struct netlink_ext_ack *extack, bool change)
+{
+	int gid = READ_ONCE(group);
+
+	if (gid >= 0)
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "needs CAP_SYS_ADMIN or group %d (pbtrace group=): docs/security.md",
+				     gid);
+	else if (change)
+		NL_SET_ERR_MSG(extack, "needs CAP_SYS_ADMIN: run as root, or load pbtrace with group=GID so that group may trace (docs/security.md)");
+	else
+		NL_SET_ERR_MSG(extack, "needs CAP_PERFMON or CAP_SYS_ADMIN: run as root, or load pbtrace with group=GID so that group may trace (docs/security.md)");
 	return -EPERM;
 }
 
+/* Dumps: CAP_PERFMON, or a member, who then sees only its own sessions. */
+static int may_read(struct sk_buff *skb, struct netlink_ext_ack *extack)
+{
+	if (sees_all(skb))
+		return 0;
+	if (in_trace_group())
+		return 0;
+	if (READ_ONCE(group) >= 0)
+		NL_SET_ERR_MSG(extack, "needs CAP_PERFMON or CAP_SYS_ADMIN, or membership in pbtrace's group= gid: docs/security.md");
+	else
+		refuse(extack, false);
+	return -EPERM;
+}
+
+/* A member names a session: it must be one the member created. */
+static int check_owner(struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[PBTRACE_A_SESSION_ID];
+	struct pbt_session *s;
+	int ret = 0;
+	u32 uid;
+
+	if (!attr)
+		return 0;	/* NEW, or the handler says the id is missing */
+	s = pbt_session_get(nla_get_u32(attr));
+	if (s && !uid_eq(s->params.owner_uid, current_euid())) {
+		uid = from_kuid_munged(&init_user_ns, s->params.owner_uid);
+		PBT_ERR_MSG_ATTR_FMT(info->extack, attr,
+				     "session %u belongs to uid %u: a member may use only its own",
+				     s->id, uid);
+		ret = -EPERM;
+	}
+	pbt_session_put(s);
+	return ret;
+}
+
 /*
- * Commands that change state need CAP_SYS_ADMIN. GENL_ADMIN_PERM would
- * check CAP_NET_ADMIN instead, and fail before any extack could say what
- * is missing, so the check is ours.
+ * Who may do what: CAP_SYS_ADMIN everything; CAP_PERFMON look at every
+ * session; a member of group= create, run and look at its own sessions
+ * (PBT_OWN commands and looks). GENL_ADMIN_PERM would check CAP_NET_ADMIN
+ * instead, and fail before any extack could say what is missing, so the
+ * checks are ours.
  */
-#define PBT_ADMIN BIT(0)	/* genl_ops.internal_flags */
+#define PBT_ADMIN BIT(0)	/* genl_ops.internal_flags: root only */
+#define PBT_OWN BIT(1)		/* root, or a member on its own session */
 
 static int pbt_pre_doit(const struct pbt_genl_split_ops *ops,
 			struct sk_buff *skb, struct genl_info *info)
 {
-	if (!(ops->internal_flags & PBT_ADMIN))
-		return may_read(skb, info->extack);
 	if (netlink_capable(skb, CAP_SYS_ADMIN))
 		return 0;
-	NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN: run as root");
-	return -EPERM;
+	if (ops->internal_flags & PBT_ADMIN) {
+		NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN: run as root");
+		return -EPERM;
+	}
+	if (!(ops->internal_flags & PBT_OWN) && sees_all(skb))
+		return 0;
+	if (!in_trace_group())
+		return refuse(info->extack, ops->internal_flags & PBT_OWN);
+	return check_owner(info);
+}
+
+static int member_sessions(void)
+{
+	struct pbt_session *s;
+	u32 id = 0;
+	int n = 0;
+
+	while ((s = pbt_session_get_next(id))) {
+		if (!uid_eq(s->params.owner_uid, GLOBAL_ROOT_UID))
+			n++;
+		id = s->id;
+		pbt_session_put(s);
+	}
+	return n;
+}
+
+/*
+ * What a member may not ask for: relayed machines (a member's session
+ * would take guests from root's sessions), more than group_max_kb of
+ * buffers, more than half the session slots with the other members.
+ */
+static int member_limits(struct sk_buff *skb, struct genl_info *info,
+			 const struct pbt_session_params *p, bool is_new)
+{
+	u64 kb = 0;
+	u32 i;
+
+	if (netlink_capable(skb, CAP_SYS_ADMIN))
+		return 0;
+	for (i = 0; i < p->nr_buffers; i++) {
+		if (p->buffers[i].nr_machines) {
+			NL_SET_ERR_MSG(info->extack, "relayed machines (machines lists) need CAP_SYS_ADMIN: a group member's session records this machine only");
+			return -EPERM;
+		}
+		kb += p->buffers[i].size_kb;
+	}
+	if (kb > READ_ONCE(group_max_kb)) {
+		PBT_ERR_MSG_ATTR_FMT(info->extack, NULL,
+				     "buffers of %llu KB: a member may have %u (group_max_kb)",
+				     kb, READ_ONCE(group_max_kb));
+		return -E2BIG;
+	}
+	if (is_new && member_sessions() >= PBT_MEMBER_MAX_SESSIONS) {
+		NL_SET_ERR_MSG(info->extack, "group members hold 4 sessions already, the most they may (the other 4 are root's): stop one first");
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 static int parse_events(struct nlattr *nest, struct pbt_buffer_params *bp,
@@ -366,8 +500,12 @@ static int pbt_nl_new_session(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	ret = parse_session(info, p);
+	if (!ret)
+		ret = member_limits(skb, info, p, true);
 	if (ret)
 		goto out;
+	p->owner_uid = current_euid();
+	p->owner_gid = current_egid();
 	ret = pbt_session_new(p, &id, info->extack);
 	if (ret)
 		goto out;
@@ -417,6 +555,8 @@ static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 	if (!p)
 		return -ENOMEM;
 	ret = parse_contents(info, p, &what);
+	if (!ret && (what & PBT_SET_BUFFERS))
+		ret = member_limits(skb, info, p, false);
 	if (!ret && !what) {
 		NL_SET_ERR_MSG(info->extack, "nothing to change: give config, output and/or buffers");
 		ret = -EINVAL;
@@ -652,6 +792,11 @@ static int put_session(struct sk_buff *msg, struct pbt_session *s)
 		return -EMSGSIZE;
 	if (p->relay && nla_put_u8(msg, PBTRACE_A_SESSION_RELAY, 1))
 		return -EMSGSIZE;
+	if (nla_put_u32(msg, PBTRACE_A_SESSION_OWNER_UID,
+			from_kuid_munged(&init_user_ns, p->owner_uid)) ||
+	    nla_put_u32(msg, PBTRACE_A_SESSION_OWNER_GID,
+			from_kgid_munged(&init_user_ns, p->owner_gid)))
+		return -EMSGSIZE;
 	nest = nla_nest_start(msg, PBTRACE_A_SESSION_BUFFERS);
 	if (!nest)
 		return -EMSGSIZE;
@@ -735,7 +880,16 @@ static int pbt_nl_get_session_start(struct netlink_callback *cb)
 	/* One session must fit one dump message, config and all. */
 	cb->min_dump_alloc = session_msg_size();
 	cb->args[0] = 0;	/* last session id sent */
+	/* A member (no CAP_PERFMON) lists only the sessions it created. */
+	cb->args[1] = !sees_all(cb->skb);
+	cb->args[2] = from_kuid_munged(&init_user_ns, current_euid());
 	return may_read(cb->skb, cb->extack);
+}
+
+static bool dump_shows(struct netlink_callback *cb, struct pbt_session *s)
+{
+	return !cb->args[1] ||
+	       from_kuid_munged(&init_user_ns, s->params.owner_uid) == cb->args[2];
 }
 
 static int pbt_nl_get_session_dump(struct sk_buff *skb,
@@ -745,7 +899,8 @@ static int pbt_nl_get_session_dump(struct sk_buff *skb,
 	int ret = 0;
 
 	while ((s = pbt_session_get_next(cb->args[0]))) {
-		ret = fill_session(skb, s, NETLINK_CB(cb->skb).portid,
+		ret = !dump_shows(cb, s) ? 0 :
+		      fill_session(skb, s, NETLINK_CB(cb->skb).portid,
 				   cb->nlh->nlmsg_seq, NLM_F_MULTI);
 		if (!ret)
 			cb->args[0] = s->id;
@@ -936,27 +1091,27 @@ static const struct genl_ops pbt_ops[] = {
 	{
 		.cmd = PBTRACE_CMD_NEW_SESSION,
 		.doit = pbt_nl_new_session,
-		.internal_flags = PBT_ADMIN,
+		.internal_flags = PBT_OWN,
 	}, {
 		.cmd = PBTRACE_CMD_SET_SESSION,
 		.doit = pbt_nl_set_session,
-		.internal_flags = PBT_ADMIN,
+		.internal_flags = PBT_OWN,
 	}, {
 		.cmd = PBTRACE_CMD_START_SESSION,
 		.doit = pbt_nl_session_op,
-		.internal_flags = PBT_ADMIN,
+		.internal_flags = PBT_OWN,
 	}, {
 		.cmd = PBTRACE_CMD_STOP_SESSION,
 		.doit = pbt_nl_session_op,
-		.internal_flags = PBT_ADMIN,
+		.internal_flags = PBT_OWN,
 	}, {
 		.cmd = PBTRACE_CMD_FLUSH_SESSION,
 		.doit = pbt_nl_session_op,
-		.internal_flags = PBT_ADMIN,
+		.internal_flags = PBT_OWN,
 	}, {
 		.cmd = PBTRACE_CMD_DESTROY_SESSION,
 		.doit = pbt_nl_session_op,
-		.internal_flags = PBT_ADMIN,
+		.internal_flags = PBT_OWN,
 	}, {
 		.cmd = PBTRACE_CMD_GET_SESSION,
 		.doit = pbt_nl_get_session,

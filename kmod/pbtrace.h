@@ -19,6 +19,7 @@
 #include <linux/kref.h>
 #include <linux/wait.h>
 #include <linux/list.h>
+#include <linux/uidgid.h>
 #include <uapi/linux/pbtrace.h>
 
 /* events.c: ids are indexes into the event table, stable within one build. */
@@ -89,6 +90,9 @@ struct pbt_session_params {
 	u32 config_len;
 	u32 nr_buffers;
 	bool relay;				/* relay.c records it for our host */
+	/* Who created it (euid/egid): root, or a member of the group= gid. */
+	kuid_t owner_uid;
+	kgid_t owner_gid;
 	struct pbt_buffer_params buffers[PBTRACE_MAX_BUFFERS];
 };
 

@@ -11,12 +11,16 @@
 #   dkms_test.sh                  in the guest, booted with the flags above
 #   dkms_test.sh --host-cleanup   on the host, after the boot
 #
-# Each part prints TAP lines; tools/check counts them all.
+# Each part prints TAP lines; tools/check counts them all. The install also
+# makes the pbtrace group and names its gid to modprobe (tools/group-setup):
+# the guest's modprobe must apply it; the uninstall removes the option (the
+# group stays, as a package leaves its system group).
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KVER=${KVER:-$("$TOP/tools/deps" --kver)}
 DEST=/lib/modules/$KVER/updates/dkms
+CONF=/etc/modprobe.d/pbtrace.conf	# tools/group-setup's
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 # The file DKMS installed. dkms compresses it as the kernel's own modules
@@ -67,6 +71,9 @@ host_setup() {
 	check "modules.dep names the DKMS file" \
 		grep -q "^updates/dkms/${file##*/}:" "/lib/modules/$KVER/modules.dep"
 	signed_by_mok "$file"
+	check "the pbtrace group exists and $CONF names its gid" bash -c "
+		gid=\$(getent group pbtrace | cut -d: -f3) && [[ -n \$gid ]] &&
+		grep -qx \"options pbtrace group=\$gid\" '$CONF'"
 }
 
 # Debian's dkms signs what it builds with its machine owner key
@@ -87,7 +94,7 @@ signed_by_mok() {
 }
 
 guest() {
-	N=5
+	N=6
 	local path file
 	path=$(modinfo -k "$KVER" -n pbtrace 2>/dev/null)
 	file=$(dkms_file)
@@ -106,11 +113,14 @@ guest() {
 	echo "# build id: loaded ${got:-?}, dkms ${want:-?}, repo ${repo:-none}"
 	check "build ID of the loaded module is the DKMS file's" \
 		test -n "$want" -a "$want" = "$got"
+	check "modprobe applied group= from $CONF: the pbtrace group's gid" \
+		test "$(cat /sys/module/pbtrace/parameters/group 2>/dev/null)" = \
+		"$(getent group pbtrace | cut -d: -f3)"
 	check "rmmod pbtrace" rmmod pbtrace
 }
 
 host_cleanup() {
-	N=10
+	N=12
 	local log=$TOP/out/dkms-uninstall.log
 	if make -C "$TOP" --no-print-directory dkms-uninstall >"$log" 2>&1; then
 		ok "make dkms-uninstall"
@@ -122,6 +132,7 @@ host_cleanup() {
 		! dkms status pbtrace | grep -q . &&
 		! ls '$DEST'/pbtrace.ko* >/dev/null 2>&1 &&
 		! ls -d /usr/src/pbtrace-* >/dev/null 2>&1"
+	check "no $CONF left" test ! -e "$CONF"
 }
 
 case ${1:-} in

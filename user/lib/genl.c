@@ -626,6 +626,9 @@ static int parse_session_info(struct nlattr **tb, struct pbt_session_info *s)
 	s->start_ns = get_u64(tb[PBTRACE_A_SESSION_START_NS]);
 	s->stop_ns = get_u64(tb[PBTRACE_A_SESSION_STOP_NS]);
 	s->daemon_pid = get_u32(tb[PBTRACE_A_DAEMON_PID]);
+	/* Absent from older modules: their sessions are all root's. */
+	s->owner_uid = get_u32(tb[PBTRACE_A_SESSION_OWNER_UID]);
+	s->owner_gid = get_u32(tb[PBTRACE_A_SESSION_OWNER_GID]);
 	if (tb[PBTRACE_A_SESSION_NAME])
 		nla_strlcpy(s->name, tb[PBTRACE_A_SESSION_NAME], sizeof(s->name));
 	if (tb[PBTRACE_A_SESSION_OUTPUT]) {

@@ -112,6 +112,8 @@ struct pbt_session_info {
 	size_t config_len;
 	uint64_t start_ns, stop_ns;	/* CLOCK_BOOTTIME, 0 if not yet */
 	uint32_t daemon_pid;		/* registered traced, 0 if none */
+	uint32_t owner_uid, owner_gid;	/* who created it: traced writes
+					 * its file with these */
 	size_t nr_buffers;
 	struct pbt_buffer_info buffers[PBTRACE_MAX_BUFFERS];
 	int relay;			/* PBTRACE_A_SESSION_RELAY: the guest

@@ -188,6 +188,35 @@ static void test_parse_machines(void)
 	nlmsg_free(msg);
 }
 
+/* The session's creator, which traced writes the file as; absent from an
+ * older module, whose sessions are all root's. */
+static void test_parse_owner(void)
+{
+	struct nl_msg *msg = new_msg(PBTRACE_CMD_GET_SESSION);
+	struct pbt_session_info s;
+	int r = -ENOMEM;
+
+	if (msg) {
+		nla_put_u32(msg, PBTRACE_A_SESSION_ID, 9);
+		nla_put_u32(msg, PBTRACE_A_SESSION_OWNER_UID, 4201);
+		nla_put_u32(msg, PBTRACE_A_SESSION_OWNER_GID, 4202);
+		r = pbt_nl_parse_session(nlmsg_hdr(msg), &s);
+	}
+	tap(!r && s.owner_uid == 4201 && s.owner_gid == 4202,
+	    "GET_SESSION: PBTRACE_A_SESSION_OWNER_UID/GID parsed (%d)", r);
+	if (!r)
+		pbt_session_info_free(&s);
+	nlmsg_free(msg);
+
+	msg = reply(NULL, NULL, 0);
+	r = msg ? pbt_nl_parse_session(nlmsg_hdr(msg), &s) : -ENOMEM;
+	tap(!r && s.owner_uid == 0 && s.owner_gid == 0,
+	    "GET_SESSION: no owner attributes means root's (%d)", r);
+	if (!r)
+		pbt_session_info_free(&s);
+	nlmsg_free(msg);
+}
+
 static void test_describe(void)
 {
 	struct pbt_machine_info m = {
@@ -320,6 +349,7 @@ int main(void)
 	test_syscalls();
 	test_notify_error();
 	test_parse_machines();
+	test_parse_owner();
 	test_describe();
 	printf("1..%d\n", nr_tests);
 	return nr_failed ? 1 : 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tracectl: what every command uses: messages, netlink, durations, the known events, finding a session by name. */
 #define _GNU_SOURCE
+#include <grp.h>
+
 #include "tracectl.h"
 
 void errf(const char *fmt, ...)
@@ -26,15 +28,82 @@ int usage_error(const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
+/* The module's group= gid (-1: none), which the kernel cannot name. */
+static long trace_group(void)
+{
+	FILE *f = fopen("/sys/module/pbtrace/parameters/group", "re");
+	long gid = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &gid) != 1)
+			gid = -1;
+		fclose(f);
+	}
+	return gid;
+}
+
+/* The caller is in that group already (egid or a supplementary group). */
+static bool in_group(gid_t gid)
+{
+	int i, n = getgroups(0, NULL);
+	gid_t *groups = calloc(n > 0 ? (size_t)n : 1, sizeof(*groups));
+	bool found = getegid() == gid;
+
+	if (groups)
+		n = getgroups(n, groups);
+	for (i = 0; groups && i < n; i++)
+		found |= groups[i] == gid;
+	free(groups);
+	return found;
+}
+
+static void explain_perm(void)
+{
+	long gid = trace_group();
+	struct group *gr = gid >= 0 ? getgrgid((gid_t)gid) : NULL;
+
+	if (gid >= 0 && in_group((gid_t)gid)) {
+		errf("not permitted: as a member of the pbtrace group you may use only the sessions you created, this machine only, within group_max_kb (docs/security.md)");
+		return;
+	}
+	if (gid < 0) {
+		errf("not permitted: pbtrace needs CAP_SYS_ADMIN (CAP_PERFMON to look): run as root, or have pbtrace loaded with group=GID (docs/security.md)");
+		return;
+	}
+	if (gr)
+		errf("not permitted: pbtrace needs CAP_SYS_ADMIN or membership in group '%s' (gid %ld): ask an admin to run 'usermod -aG %s USER', then log in again",
+		     gr->gr_name, gid, gr->gr_name);
+	else
+		errf("not permitted: pbtrace needs CAP_SYS_ADMIN or membership in group gid %ld (no name for it here)",
+		     gid);
+}
+
 /* A netlink failure as an exit code, with the kernel's explanation. */
 int nl_fail(struct pbt_nl *nl, int err, const char *what)
 {
 	errf("%s: %s", what, pbt_nl_error(nl));
 	if (err == -EPERM || err == -EACCES) {
-		errf("not permitted: pbtrace needs CAP_SYS_ADMIN (CAP_PERFMON to look): run as root");
+		explain_perm();
 		return EXIT_PERM;
 	}
 	return EXIT_FAIL;
+}
+
+/*
+ * Notifications for waiting on traced. The sessions group needs
+ * CAP_SYS_ADMIN (where the kernel can say so): a group member waits by
+ * polling GET_SESSION instead, and without traced's reason for an early
+ * end, which check_finished() then reads from the file itself.
+ */
+int subscribe(struct pbt_nl *nl)
+{
+	int ret = pbt_nl_subscribe(nl);
+
+	if (ret == -EPERM || ret == -EACCES)
+		return EXIT_OK;
+	if (ret)
+		return nl_fail(nl, -EIO, "subscribing to notifications");
+	return EXIT_OK;
 }
 
 struct pbt_nl *open_nl(int *code)

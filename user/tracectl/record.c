@@ -75,8 +75,8 @@ int cmd_record(int argc, char **argv)
 	if (!nl)
 		return ret;
 	ret = prepare(nl, &o, &s);
-	if (!ret && pbt_nl_subscribe(nl))
-		ret = nl_fail(nl, -EIO, "subscribing to notifications");
+	if (!ret)
+		ret = subscribe(nl);
 	if (!ret)
 		ret = create_and_start(nl, &s);
 	if (ret)

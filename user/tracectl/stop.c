@@ -37,8 +37,8 @@ int cmd_stop(int argc, char **argv)
 	if (!nl)
 		return ret;
 	ret = find_session(nl, name, &id, found, sizeof(found));
-	if (!ret && wait && pbt_nl_subscribe(nl))
-		ret = nl_fail(nl, -EIO, "subscribing to notifications");
+	if (!ret && wait)
+		ret = subscribe(nl);
 	/* Where the file is, to check it once traced is done. */
 	if (!ret && wait && !pbt_nl_get_session(nl, id, &si)) {
 		output = si.output;

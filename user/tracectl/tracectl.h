@@ -137,6 +137,7 @@ struct summary {
 void errf(const char *fmt, ...);
 int usage_error(const char *fmt, ...);
 int nl_fail(struct pbt_nl *nl, int err, const char *what);
+int subscribe(struct pbt_nl *nl);		/* EPERM: poll instead */
 struct pbt_nl *open_nl(int *code);
 uint64_t boottime_ns(void);
 uint64_t monotonic_ms(void);

@@ -15,13 +15,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -82,6 +85,7 @@ struct session {
 	void *cfg_raw;
 	size_t cfg_len;
 	uint64_t start_ns;		/* kernel's BOOTTIME start, 0 if not yet */
+	uint32_t owner_uid, owner_gid;	/* its file is opened as them */
 	struct pbt_writer w;
 	struct pbt_seq seq;
 	size_t nr_buffers;
@@ -137,6 +141,109 @@ static uint64_t after_ms(uint64_t from, uint32_t ms)
 }
 
 /* --- output ------------------------------------------------------------ */
+
+/*
+ * A group member's session is written as that member (docs/security.md):
+ * around every path traced touches for it (open, unlink), the filesystem
+ * uid, gid and groups become the owner's, so the kernel's own checks
+ * decide as they would for the member, and a path the member may not
+ * write fails here too. The fd then stays usable as root's. traced has
+ * one thread, so setgroups() is this thread's alone.
+ */
+struct owner_creds {
+	int switched;
+	int nr_saved;
+	gid_t *saved;
+};
+
+/* The owner's groups: its login groups if it has a passwd entry, else
+ * only its gid (never more than the user has at login). */
+static gid_t *owner_groups(uint32_t uid, uint32_t gid, int *n)
+{
+	struct passwd *pw = getpwuid(uid);
+	gid_t *g;
+
+	*n = 0;
+	if (pw)
+		getgrouplist(pw->pw_name, gid, NULL, n);
+	if (*n < 1)
+		*n = 1;
+	g = calloc((size_t)*n, sizeof(*g));
+	if (!g)
+		return NULL;
+	if (!pw || getgrouplist(pw->pw_name, gid, g, n) < 0) {
+		g[0] = gid;
+		*n = 1;
+	}
+	return g;
+}
+
+static void be_self(struct owner_creds *c)
+{
+	if (!c->switched)
+		return;
+	setfsuid(geteuid());
+	setfsgid(getegid());
+	if (setgroups((size_t)c->nr_saved, c->saved) < 0)
+		logmsg(LOG_ERR, "cannot restore traced's groups: %s", strerror(errno));
+	free(c->saved);
+	c->switched = 0;
+}
+
+static int be_owner(const struct session *s, struct owner_creds *c,
+		    char *err, size_t errlen)
+{
+	gid_t *groups;
+	int n, ok;
+
+	memset(c, 0, sizeof(*c));
+	if (s->owner_uid == geteuid())
+		return 0;
+	c->nr_saved = getgroups(0, NULL);
+	c->saved = calloc((size_t)(c->nr_saved > 0 ? c->nr_saved : 1), sizeof(gid_t));
+	groups = owner_groups(s->owner_uid, s->owner_gid, &n);
+	if (!c->saved || !groups || c->nr_saved < 0 ||
+	    getgroups(c->nr_saved, c->saved) < 0) {
+		free(c->saved);
+		free(groups);
+		snprintf(err, errlen, "out of memory taking uid %u's credentials",
+			 s->owner_uid);
+		return -ENOMEM;
+	}
+	c->switched = 1;
+	ok = setgroups((size_t)n, groups) == 0;
+	free(groups);
+	setfsgid(s->owner_gid);
+	setfsuid(s->owner_uid);
+	/* setfsuid() reports no error: ask what it is now (-1 changes nothing). */
+	ok = ok && (uint32_t)setfsuid((uid_t)-1) == s->owner_uid &&
+	     (uint32_t)setfsgid((gid_t)-1) == s->owner_gid;
+	if (ok)
+		return 0;
+	be_self(c);
+	snprintf(err, errlen,
+		 "traced (uid %u) cannot take uid %u's credentials to write its session's file: run traced as root",
+		 (unsigned int)geteuid(), s->owner_uid);
+	return -EPERM;
+}
+
+/* pbt_writer_open as the session's owner. */
+static int open_as_owner(struct session *s, const char *path, int append,
+			 char *err, size_t errlen)
+{
+	struct owner_creds c;
+	int ret = be_owner(s, &c, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = pbt_writer_open(&s->w, path, append, 0, err, errlen);
+	be_self(&c);
+	if (ret == -EACCES || ret == -EPERM)
+		snprintf(err, errlen,
+			 "cannot open output %.200s as its owner (uid %u, gid %u): %s; pick a path that user may write",
+			 path, s->owner_uid, s->owner_gid, strerror(-ret));
+	return ret;
+}
 
 /* The session ends early for err: said in the log and, with DESTROY,
  * to whoever waits for the file (tracectl record, stop --wait). */
@@ -883,6 +990,8 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 	}
 	s->id = in->id;
 	snprintf(s->name, sizeof(s->name), "%s", in->name);
+	s->owner_uid = in->owner_uid;
+	s->owner_gid = in->owner_gid;
 	s->w.fd = -1;
 	s->clock_period_ms = CLOCK_PERIOD_MS;
 	s->seq.id = PBT_TRACED_SEQ_BASE + in->id;
@@ -895,7 +1004,7 @@ static void adopt(const struct pbt_session_info *in, int fresh)
 		return;
 	}
 	path = output_path(in, s->cfg, fallback, sizeof(fallback));
-	if (pbt_writer_open(&s->w, path, !fresh, 0, err, sizeof(err)) < 0) {
+	if (open_as_owner(s, path, !fresh, err, sizeof(err)) < 0) {
 		fail_session(s, err);
 		stop_session(s, "output not writable");
 		return;
@@ -1027,6 +1136,23 @@ static void on_trigger(struct session *s, const char *name)
 
 /* --- notifications ----------------------------------------------------- */
 
+/* The old file's path is the owner's to name: removed as the owner. */
+static int unlink_as_owner(const struct session *s, const char *path)
+{
+	struct owner_creds c;
+	char err[256];
+	int ret;
+
+	if (be_owner(s, &c, err, sizeof(err)) < 0) {
+		logmsg(LOG_WARNING, "session %u (%s): not removing %s: %s",
+		       s->id, s->name, path, err);
+		return -1;
+	}
+	ret = unlink(path);
+	be_self(&c);
+	return ret;
+}
+
 /*
  * SET_SESSION: a session not started yet was described anew (tracectl
  * reconfigure). Nothing was recorded, the kernel replaced its buffers
@@ -1046,7 +1172,7 @@ static void on_reconfigure(struct session *s)
 	adopt_id(id, 1);
 	n = find_session(id);
 	if (old && n && n->w.path && strcmp(old, n->w.path)) {
-		if (unlink(old) == 0)
+		if (unlink_as_owner(n, old) == 0)
 			logmsg(LOG_NOTICE, "session %u (%s): output now %s; removed %s, which held only the old header",
 			       id, n->name, n->w.path, old);
 	}

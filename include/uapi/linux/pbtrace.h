@@ -11,7 +11,8 @@
  *
  * Every netlink command requires CAP_SYS_ADMIN, except PBTRACE_CMD_GET_SESSION,
  * PBTRACE_CMD_LIST_EVENTS and PBTRACE_CMD_GET_STATUS, which CAP_PERFMON is
- * enough for.
+ * enough for. Members of the module's group= gid may also create, change,
+ * start, stop, flush, destroy and get their own sessions (docs/security.md).
  *
  * Netlink commands and their attributes
  * -------------------------------------
@@ -101,6 +102,9 @@
  *    pbtrace_machine_stats).
  *    PBTRACE_A_SESSION_RELAY (NLA_U8, 1): a session this machine's relay
  *    runs for its host; its chunks go to the host, so traced leaves it alone.
+ *    PBTRACE_A_SESSION_OWNER_UID, _OWNER_GID (NLA_U32): the euid and egid
+ *    of its creator; traced opens the output file with them.
+ *    A member of the module's group= (not CAP_PERFMON) sees only its own.
  *
  * PBTRACE_CMD_TRIGGER: PBTRACE_A_TRIGGER_NAME (NLA_NUL_STRING). The kernel
  *    multicasts it to the "sessions" group; traced applies trigger_config.
@@ -244,6 +248,8 @@ enum pbtrace_attr {
 	PBTRACE_A_SYSCALL_NR,		/* u32 */
 	PBTRACE_A_SESSION_ERROR,	/* string */
 	PBTRACE_A_BUFFER_FULL_SCHED,	/* flag */
+	PBTRACE_A_SESSION_OWNER_UID,	/* u32, in GET_SESSION replies */
+	PBTRACE_A_SESSION_OWNER_GID,	/* u32, in GET_SESSION replies */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
