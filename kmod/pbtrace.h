@@ -78,6 +78,7 @@ struct pbt_buffer_params {
 	 */
 	unsigned long *syscalls;
 	bool full_sched;			/* no CompactSched: every event in full */
+	bool follow_forks;			/* pid filter adds children */
 	u32 nr_machines;			/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 };
