@@ -15,8 +15,12 @@
  *                      "name=value" lines of what each was
  *   sysargs spin SECS  getppid in a loop for SECS seconds (a process the
  *                      pid filter must leave out); prints "spin PID"
+ *   sysargs loop N CALL  N openat("/tmp/nonexistent/pbt-loop") or getppid
+ *                      (CALL = openat|getppid), for measuring the strings'
+ *                      cost per event against a call without strings
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +159,20 @@ static int spin(int secs)
 	return 0;
 }
 
+static int loop(long n, const char *call)
+{
+	bool open = !strcmp(call, "openat");
+	long i;
+
+	for (i = 0; i < n; i++) {
+		if (open)
+			syscall(SYS_openat, AT_FDCWD, "/tmp/nonexistent/pbt-loop", O_RDONLY);
+		else
+			syscall(SYS_getppid);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -164,6 +182,8 @@ int main(int argc, char **argv)
 		return strings();
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]));
-	fprintf(stderr, "usage: sysargs tree N K | strings | spin SECS\n");
+	if (argc == 4 && !strcmp(argv[1], "loop"))
+		return loop(atol(argv[2]), argv[3]);
+	fprintf(stderr, "usage: sysargs tree N K | strings | spin SECS | loop N CALL\n");
 	return 2;
 }
