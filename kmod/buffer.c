@@ -48,11 +48,12 @@
  * For one FtraceEvent: one byte (up to 127) for every event but exec.
  * Their oneof messages are below 128 bytes already (probes.c MSG_WIDTH)
  * and below 72 in the worst case (sys_enter's six 10-byte arguments); the
- * event adds at most 21 (timestamp, pid, tags). Exec's filename may be a
- * whole path: two bytes. Saves a byte on nearly every event.
+ * event adds at most 21 (timestamp, pid, tags). Exec's filename and a
+ * syscall's strings (up to 3 x 256 bytes) need two. Saves a byte on nearly
+ * every event.
  */
 #define PBT_EVENT_WIDTH 1
-#define PBT_EXEC_EVENT_WIDTH 2
+#define PBT_WIDE_EVENT_WIDTH 2
 
 #define PBT_MAX_BUFFER_BYTES (1ULL << 30)
 #define PBT_MAX_ACTIVE (PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS)
@@ -93,6 +94,7 @@ struct pbt_buffer {
 	u64 events;			/* BIT_ULL(event id) */
 	u32 nr_pids;
 	pid_t pids[PBTRACE_MAX_PIDS];
+	unsigned long *followed;	/* follow_forks: PID_MAX_LIMIT bits */
 	unsigned long *syscalls;	/* NULL: every syscall; NR_syscalls bits */
 	struct pbt_compact *cs;		/* [nr_cpus], NULL: full sched events */
 	atomic64_t seq;			/* seal order */
@@ -299,9 +301,10 @@ static __always_inline bool encode_width(struct pb_buf *pb, u64 ts, pid_t pid,
 static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
 			 pbt_encode_fn encode, const void *arg, int id)
 {
-	if (unlikely(id == PBT_EV_SCHED_PROCESS_EXEC))
+	if (unlikely(id == PBT_EV_SCHED_PROCESS_EXEC ||
+		     id == PBT_EV_SYS_STRINGS))
 		return encode_width(pb, ts, pid, encode, arg,
-				    PBT_EXEC_EVENT_WIDTH);
+				    PBT_WIDE_EVENT_WIDTH);
 	return encode_width(pb, ts, pid, encode, arg, PBT_EVENT_WIDTH);
 }
 
@@ -434,6 +437,11 @@ static void write_event(struct pbt_buffer *b, u32 cpu, u64 ts, pid_t pid,
 		write_full(b, w, cpu, ts, pid, encode, arg, id);
 }
 
+static __always_inline bool followed(const struct pbt_buffer *b, pid_t pid)
+{
+	return (u32)pid < PID_MAX_LIMIT && test_bit(pid, b->followed);
+}
+
 /*
  * The syscall filter is one test of b->syscalls for a buffer without one;
  * @nr only matters for raw_syscalls (a number outside the table, e.g. -1
@@ -447,11 +455,14 @@ static __always_inline bool wants(const struct pbt_buffer *b, int id,
 	if (!(b->events & BIT_ULL(id)))
 		return false;
 	if (unlikely(b->syscalls) &&
-	    (id == PBT_EV_SYS_ENTER || id == PBT_EV_SYS_EXIT) &&
+	    (id == PBT_EV_SYS_ENTER || id == PBT_EV_SYS_EXIT ||
+	     id == PBT_EV_SYS_STRINGS) &&
 	    (nr < 0 || nr >= NR_syscalls || !test_bit(nr, b->syscalls)))
 		return false;
 	if (!b->nr_pids)
 		return true;
+	if (b->followed)
+		return followed(b, pid) || (also && followed(b, also));
 	for (i = 0; i < b->nr_pids; i++)
 		if (b->pids[i] == pid || b->pids[i] == also)
 			return true;
@@ -467,6 +478,24 @@ static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
 		if (wants(set->b[i], id, pid, also, nr) &&
 		    cpu < set->b[i]->nr_cpus)
 			atomic_inc(&set->b[i]->w[cpu].nmi_lost);
+}
+
+static DEFINE_PER_CPU(u64, pbt_enter_ts);
+
+/*
+ * A sys_enter's strings carry its timestamp, so that the two join on it:
+ * probes.c writes them right after it, on the same CPU with preemption off.
+ */
+static __always_inline u64 event_ts(int id)
+{
+	u64 ts;
+
+	if (unlikely(id == PBT_EV_SYS_STRINGS))
+		return __this_cpu_read(pbt_enter_ts);
+	ts = ktime_get_boot_fast_ns();
+	if (id == PBT_EV_SYS_ENTER)
+		__this_cpu_write(pbt_enter_ts, ts);
+	return ts;
 }
 
 /*
@@ -506,7 +535,7 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 			continue;
 		/* Read once, and only for an event some buffer keeps. */
 		if (!ts)
-			ts = ktime_get_boot_fast_ns();
+			ts = event_ts(id);
 		write_event(b, cpu, ts, pid, encode, arg, id);
 	}
 	if (static_branch_unlikely(&pbt_fault_recurse))
@@ -514,6 +543,45 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 	*nesting = 0;
 out:
 	local_irq_restore(flags);
+}
+
+/*
+ * follow_forks: a child joins every filter its parent is in before it first
+ * runs (sched_process_fork fires ahead of wake_up_new_task), and leaves at
+ * sched_process_free, after its last event, so a reused pid is not traced.
+ * Atomic bit operations: forks on other CPUs flip bits of the same map.
+ */
+void pbt_follow_fork(pid_t parent, pid_t child)
+{
+	const struct pbt_active_set *set;
+	unsigned int i;
+
+	if ((u32)child >= PID_MAX_LIMIT)
+		return;
+	preempt_disable_notrace();
+	set = rcu_dereference_sched(active_set);
+	for (i = 0; set && i < set->nr; i++) {
+		struct pbt_buffer *b = set->b[i];
+
+		if (b->followed && followed(b, parent))
+			set_bit(child, b->followed);
+	}
+	preempt_enable_notrace();
+}
+
+void pbt_follow_free(pid_t pid)
+{
+	const struct pbt_active_set *set;
+	unsigned int i;
+
+	if ((u32)pid >= PID_MAX_LIMIT)
+		return;
+	preempt_disable_notrace();
+	set = rcu_dereference_sched(active_set);
+	for (i = 0; set && i < set->nr; i++)
+		if (set->b[i]->followed)
+			clear_bit(pid, set->b[i]->followed);
+	preempt_enable_notrace();
 }
 
 /* Swap in a new active set; the old one is reusable after a grace period. */
@@ -678,6 +746,29 @@ static int check_params(const struct pbt_buffer_params *p, u32 *chunk_size)
 	return 0;
 }
 
+/*
+ * A pid filter that follows forks keeps a bit per possible pid (512 KiB at
+ * PID_MAX_LIMIT): fork and free flip one bit each from probe context, where
+ * a list could neither grow nor be searched in bounded time.
+ */
+static int init_pids(struct pbt_buffer *b, const struct pbt_buffer_params *p)
+{
+	u32 i;
+
+	b->nr_pids = p->nr_pids;
+	for (i = 0; i < p->nr_pids; i++)
+		b->pids[i] = p->pids[i];
+	if (!p->follow_forks)
+		return 0;
+	b->followed = vzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
+	if (!b->followed)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_pids; i++)
+		if ((u32)p->pids[i] < PID_MAX_LIMIT)
+			set_bit(p->pids[i], b->followed);
+	return 0;
+}
+
 /* Header, stats, chunk table, page-aligned data: one mappable area. */
 static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 {
@@ -736,9 +827,11 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 			 PBTRACE_FILL_DISCARD : PBTRACE_FILL_RING_BUFFER;
 	b->seq_base = sequence_id_base;
 	b->events = p->events;
-	b->nr_pids = p->nr_pids;
-	for (i = 0; i < p->nr_pids; i++)
-		b->pids[i] = p->pids[i];
+	if (p->events & BIT_ULL(PBT_EV_SYS_ENTER))
+		b->events |= BIT_ULL(PBT_EV_SYS_STRINGS);
+	ret = init_pids(b, p);
+	if (ret)
+		goto err;
 	if (p->syscalls) {
 		b->syscalls = bitmap_zalloc(NR_syscalls, GFP_KERNEL);
 		if (!b->syscalls) {
@@ -785,6 +878,7 @@ err:
 	kfree(b->rd);
 	kfree(b->w);
 	bitmap_free(b->syscalls);
+	vfree(b->followed);
 	vfree(b->vmem);
 	kfree(b);
 	return ERR_PTR(ret);
@@ -808,6 +902,7 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 	vfree(b->cs);
 	kfree(b->rd);
 	kfree(b->w);
+	vfree(b->followed);
 	vfree(b->vmem);
 	kfree(b);
 }

@@ -72,6 +72,7 @@ static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_SYSCALLS]	= NLA_POLICY_NESTED(syscall_policy),
 	[PBTRACE_A_BUFFER_MACHINES]	= NLA_POLICY_NESTED(machine_name_policy),
 	[PBTRACE_A_BUFFER_FULL_SCHED]	= { .type = NLA_FLAG },
+	[PBTRACE_A_BUFFER_FOLLOW_FORKS]	= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
@@ -394,11 +395,17 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 	    nla_get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]))
 		bp->fill_policy = nla_get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]);
 	bp->full_sched = nla_get_flag(tb[PBTRACE_A_BUFFER_FULL_SCHED]);
+	bp->follow_forks = nla_get_flag(tb[PBTRACE_A_BUFFER_FOLLOW_FORKS]);
 	ret = check_sizes(attr, bp, extack);
 	if (!ret)
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_PIDS])
 		ret = parse_pids(tb[PBTRACE_A_BUFFER_PIDS], bp, extack);
+	if (!ret && bp->follow_forks && !bp->nr_pids) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_BUFFER_FOLLOW_FORKS],
+				    "follow_forks needs a pid filter (PBTRACE_A_BUFFER_PIDS) to start from");
+		ret = -EINVAL;
+	}
 	if (!ret && tb[PBTRACE_A_BUFFER_SYSCALLS])
 		ret = parse_syscalls(tb[PBTRACE_A_BUFFER_SYSCALLS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_MACHINES])
@@ -764,6 +771,8 @@ static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 	    put_events(msg, bp->events) || put_pids(msg, bp) ||
 	    put_syscalls(msg, bp) || put_machine_names(msg, bp) ||
 	    (bp->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)) ||
+	    (bp->follow_forks &&
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)) ||
 	    put_cpu_stats(msg, s->buffers[i]))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);

@@ -49,6 +49,13 @@ enum pbt_event_id {
 	PBT_NR_EVENTS
 };
 
+/*
+ * Not a tracepoint: the string arguments of a sys_enter, a second event
+ * probes.c writes after it. Every buffer with sys_enter has it, and its
+ * syscall filter applies.
+ */
+#define PBT_EV_SYS_STRINGS PBT_NR_EVENTS
+
 int pbt_event_lookup(const char *name);		/* "group/name" -> id, or -ENOENT */
 const char *pbt_event_name(int id);		/* id -> "group/name" */
 bool pbt_event_available(int id);		/* tracepoint exists in this kernel */
@@ -79,6 +86,7 @@ struct pbt_buffer_params {
 	 */
 	unsigned long *syscalls;
 	bool full_sched;			/* no CompactSched: every event in full */
+	bool follow_forks;			/* pid filter adds children */
 	u32 nr_machines;			/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 };
@@ -249,6 +257,9 @@ static inline void pbt_emit(int id, pbt_encode_fn encode, const void *arg)
 {
 	pbt_emit_for(id, -1, 0, encode, arg);
 }
+
+void pbt_follow_fork(pid_t parent, pid_t child);
+void pbt_follow_free(pid_t pid);
 
 /* raw_syscalls: as pbt_emit, and a buffer's syscall filter checks @nr. */
 static inline void pbt_emit_syscall(int id, long nr, pbt_encode_fn encode,

@@ -23,6 +23,14 @@
 #include "compat.h"
 #include "core/pb.h"
 #include "pbtrace_fields.h"
+/* gen/pbtrace_arity.h's table of the string arguments each syscall takes. */
+struct pbt_syscall_strs {
+	const char *event;		/* "sys_enter_openat" */
+	u8 nr;				/* how many, up to 3 */
+	u8 arg[3];			/* which arguments */
+	const char *name[3];		/* as the prototype names them */
+};
+
 #include "pbtrace_arity.h"
 
 /*
@@ -182,6 +190,7 @@ static void probe_sched_process_fork(void *data, struct task_struct *parent,
 {
 	struct fork_args a = { parent, child };
 
+	pbt_follow_fork(parent->pid, child->pid);
 	pbt_emit(PBT_EV_SCHED_PROCESS_FORK, enc_fork, &a);
 }
 
@@ -251,6 +260,7 @@ static void enc_free(struct pb_buf *pb, const void *arg)
 static void probe_sched_process_free(void *data, struct task_struct *p)
 {
 	pbt_emit(PBT_EV_SCHED_PROCESS_FREE, enc_free, p);
+	pbt_follow_free(p->pid);
 }
 
 /* sched_migrate_task */
@@ -371,12 +381,120 @@ static void enc_sys_enter(struct pb_buf *pb, const void *arg)
 	pb_nest_end(pb, len, MSG_WIDTH);
 }
 
+/*
+ * A syscall's strings (paths, names), read from user memory in the probe as
+ * strace and perf trace show them: a GenericFtraceEvent after the sys_enter
+ * (trace_processor lists it in ftrace_event with its fields as args), each
+ * string as a field named as in the prototype. At most STR_MAX bytes each:
+ * a longer one is cut there and followed by "<name>_truncated" = 1. A
+ * pointer that cannot be read without a page fault (never sleeping here)
+ * is written as its value instead (uint_value).
+ */
+#define STR_MAX 256
+#define STR_WIDTH 2			/* lengths up to 16383 */
+
+static const struct pbt_syscall_strs *sys_strs(long id)
+{
+	if (id < 0 || id >= PBT_ARITY_NR || !pbt_syscall_strs[id].nr)
+		return NULL;
+	return &pbt_syscall_strs[id];
+}
+
+/*
+ * Up to @max bytes of the string at @src, a page at a time, so that one
+ * ending just before an unmapped page still reads. Returns its length,
+ * @max if it has no NUL within @max bytes, or -EFAULT.
+ */
+static long user_str(u8 *dst, unsigned long src, size_t max)
+{
+	size_t done = 0, n;
+	u8 *nul;
+
+	while (done < max) {
+		n = min_t(size_t, max - done,
+			  PAGE_SIZE - offset_in_page(src + done));
+		if (copy_from_user_nofault(dst + done,
+					   (const void __user *)(src + done), n))
+			return -EFAULT;
+		nul = memchr(dst + done, 0, n);
+		if (nul)
+			return nul - dst;
+		done += n;
+	}
+	return max;
+}
+
+static void enc_truncated(struct pb_buf *pb, const char *name)
+{
+	static const char suffix[] = "_truncated";
+	u8 *field = pb_nest_begin(pb, PB_GENERICFTRACEEVENT_FIELD, 1);
+	u8 *str = pb_nest_begin(pb, PB_GENERICFTRACEEVENT_FIELD_NAME, 1);
+	size_t n = strlen(name);
+
+	if (!pb_room(pb, n + sizeof(suffix)))
+		return;
+	memcpy(pb->p, name, n);
+	memcpy(pb->p + n, suffix, sizeof(suffix) - 1);
+	pb->p += n + sizeof(suffix) - 1;
+	pb_nest_end(pb, str, 1);
+	pb_varint(pb, PB_GENERICFTRACEEVENT_FIELD_UINT_VALUE, 1);
+	pb_nest_end(pb, field, 1);
+}
+
+static void enc_str_field(struct pb_buf *pb, const char *name,
+			  unsigned long src)
+{
+	u8 *field = pb_nest_begin(pb, PB_GENERICFTRACEEVENT_FIELD, STR_WIDTH);
+	u8 *mark, *str;
+	long n;
+
+	pb_string(pb, PB_GENERICFTRACEEVENT_FIELD_NAME, name);
+	/* The copy goes straight into the chunk: room for STR_MAX + 1. */
+	if (!pb_room(pb, 1 + STR_WIDTH + STR_MAX + 1))
+		return;
+	mark = pb->p;
+	str = pb_nest_begin(pb, PB_GENERICFTRACEEVENT_FIELD_STR_VALUE,
+			    STR_WIDTH);
+	n = user_str(pb->p, src, STR_MAX + 1);
+	if (n < 0) {
+		pb_rewind(pb, mark);
+		pb_varint(pb, PB_GENERICFTRACEEVENT_FIELD_UINT_VALUE, src);
+	} else {
+		pb->p += min_t(long, n, STR_MAX);
+		pb_nest_end(pb, str, STR_WIDTH);
+	}
+	pb_nest_end(pb, field, STR_WIDTH);
+	if (n > STR_MAX)
+		enc_truncated(pb, name);
+}
+
+static void enc_sys_strings(struct pb_buf *pb, const void *arg)
+{
+	const struct sys_enter_args *a = arg;
+	const struct pbt_syscall_strs *t = sys_strs(a->id);
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_GENERIC, STR_WIDTH);
+	unsigned int i;
+
+	pb_string(pb, PB_GENERICFTRACEEVENT_EVENT_NAME, t->event);
+	for (i = 0; i < t->nr; i++)
+		enc_str_field(pb, t->name[i], a->args[t->arg[i]]);
+	pb_nest_end(pb, len, STR_WIDTH);
+}
+
 static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	struct sys_enter_args a = { .id = id };
 
 	syscall_get_arguments(current, regs, a.args);
+	if (likely(!sys_strs(id))) {
+		pbt_emit_syscall(PBT_EV_SYS_ENTER, id, enc_sys_enter, &a);
+		return;
+	}
+	/* One CPU for both: the strings take the sys_enter's timestamp. */
+	preempt_disable_notrace();
 	pbt_emit_syscall(PBT_EV_SYS_ENTER, id, enc_sys_enter, &a);
+	pbt_emit_syscall(PBT_EV_SYS_STRINGS, id, enc_sys_strings, &a);
+	preempt_enable_notrace();
 }
 
 struct sys_exit_args {

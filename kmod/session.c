@@ -365,10 +365,19 @@ static int get_probes(u64 events)
 	return 0;
 }
 
-/* A buffer only for relayed machines registers nothing here. */
+/*
+ * The probes a buffer needs here: its events, and fork and free for a pid
+ * filter that follows forks (recorded only if asked for). A buffer only for
+ * relayed machines registers nothing here.
+ */
 static u64 local_events(const struct pbt_buffer_params *bp)
 {
-	return pbt_buffer_local(bp) ? bp->events : 0;
+	u64 follow = BIT_ULL(PBT_EV_SCHED_PROCESS_FORK) |
+		     BIT_ULL(PBT_EV_SCHED_PROCESS_FREE);
+
+	if (!pbt_buffer_local(bp))
+		return 0;
+	return bp->events | (bp->follow_forks ? follow : 0);
 }
 
 static void put_all_probes(struct pbt_session *s, unsigned int nr_buffers)

@@ -81,10 +81,23 @@ def compact_events(cs):
     return out
 
 
+def generic_fields(g):
+    """A GenericFtraceEvent as trace_processor reads it (its
+    ParseLegacyGenericFtrace): the event named by event_name, each field an
+    arg named by its name holding whichever value it has."""
+    f = {}
+    for fld in g.get('field', []):
+        for key in ('str_value', 'int_value', 'uint_value'):
+            if key in fld:
+                f[one(fld, 'name')] = fld[key]
+    return one(g, 'event_name'), f
+
+
 def events(root):
     """(packet index, cpu, event dict, kind, fields) in file order, with
     compact_sched expanded into the full events it stands for (the prev
-    task and waker from the CPU's previous sched_switch)."""
+    task and waker from the CPU's previous sched_switch), and generic
+    events as their own kind (event_name) with their named fields."""
     out = []
     last = {}           # cpu -> fields of its last sched_switch
     for i, pkt in enumerate(root.get('packet', [])):
@@ -102,6 +115,8 @@ def events(root):
             evs.sort(key=lambda e: e[0])
             for _, ev, kind in evs:
                 f = ev[kind][0] if kind else {}
+                if kind == 'generic':
+                    kind, f = generic_fields(f)
                 if 'compact' in ev:
                     del ev['compact']
                     prev = last.get(cpu, {})

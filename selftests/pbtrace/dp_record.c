@@ -26,6 +26,9 @@
  *   dp_record open                  attach to session 1, print the outcome
  *   dp_record run FILE EV1,EV2 CMD  record those events while CMD runs
  *                                   (chunk size from $DP_CHUNK_KB)
+ *   dp_record follow FILE EV1,EV2 CMD
+ *                                   as run, for sh -c CMD and its children
+ *                                   only: a pid filter that follows forks
  *   dp_record mmap                  the mapping cannot be made writable
  */
 #include <errno.h>
@@ -696,6 +699,55 @@ static int cmd_run(const char *file, char *events, const char *cmd)
 	return 0;
 }
 
+/*
+ * follow: a child that waits on a pipe is the pid filter's only thread,
+ * with follow_forks; once the session runs it execs sh -c CMD, so the
+ * command and everything it starts are traced from their first
+ * instruction and nothing else is.
+ */
+static int cmd_follow(const char *file, char *events, const char *cmd)
+{
+	struct pbt_buffer_spec b = {
+		.size_kb = 65536, .chunk_kb = 64, .nr_pids = 1,
+		.fill_policy = PBTRACE_FILL_RING_BUFFER, .follow_forks = true,
+	};
+	struct rec rc = { 0 };
+	char *tok, *save, go;
+	int fds[2], status;
+	pid_t pid;
+
+	for (tok = strtok_r(events, ",", &save); tok && b.nr_events < PBT_MAX_EVENTS;
+	     tok = strtok_r(NULL, ",", &save))
+		b.events[b.nr_events++] = tok;
+	rc.out = fopen(file, "w");
+	if (!rc.out || pipe(fds))
+		die("open output or pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[1]);
+		if (read(fds[0], &go, 1) != 1)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	b.pids[0] = pid;
+	b.follow_forks = !getenv("DP_NO_FOLLOW");	/* the negative control */
+	session_new(&rc, &b);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	printf("root_pid=%d\n", pid);
+	if (write(fds[1], "g", 1) != 1)
+		die("release child: %s", strerror(errno));
+	close(fds[1]);
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid: %s", strerror(errno));
+	printf("cmd_status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	finish(&rc);
+	return 0;
+}
+
 /* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
 static int cmd_mmap(void)
 {
@@ -739,6 +791,8 @@ int main(int argc, char **argv)
 		return cmd_exact(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "run"))
 		return cmd_run(argv[2], argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "follow"))
+		return cmd_follow(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "two"))
 		return cmd_two(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "stream"))
@@ -759,6 +813,6 @@ int main(int argc, char **argv)
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
 		"       stream FILE ring|discard K | two FILE_A FILE_B K |\n"
 		"       hotplug FILE K | all FILE CMD | reattach | leave |\n"
-		"       open | run FILE EVENTS CMD | mmap\n");
+		"       open | run FILE EVENTS CMD | follow FILE EVENTS CMD | mmap\n");
 	return 2;
 }

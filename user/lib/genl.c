@@ -294,7 +294,9 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 	    (b->chunk_kb &&
 	     nla_put_u32(msg, PBTRACE_A_BUFFER_CHUNK_KB, b->chunk_kb)) ||
 	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, b->fill_policy) ||
-	    (b->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)))
+	    (b->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)) ||
+	    (b->follow_forks &&
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)))
 		return -EMSGSIZE;
 	list = nest_start(msg, PBTRACE_A_BUFFER_EVENTS);
 	if (!list)
@@ -561,6 +563,7 @@ static int parse_buffer(struct nlattr *nest, struct pbt_buffer_info *b)
 	b->chunk_kb = get_u32(tb[PBTRACE_A_BUFFER_CHUNK_KB]);
 	b->fill_policy = get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]);
 	b->full_sched = tb[PBTRACE_A_BUFFER_FULL_SCHED] != NULL;
+	b->follow_forks = tb[PBTRACE_A_BUFFER_FOLLOW_FORKS] != NULL;
 	if (tb[PBTRACE_A_BUFFER_EVENTS])
 		ret = parse_buffer_events(tb[PBTRACE_A_BUFFER_EVENTS], b);
 	if (tb[PBTRACE_A_BUFFER_PIDS])

@@ -54,6 +54,9 @@ struct pbt_buffer_spec {
 	/* PBTRACE_A_BUFFER_FULL_SCHED: no compact_sched (sent only if set,
 	 * so an older module still works with the default). */
 	bool full_sched;
+	/* PBTRACE_A_BUFFER_FOLLOW_FORKS: the pid filter takes in every
+	 * thread and process its threads create (sent only if set). */
+	bool follow_forks;
 };
 
 struct pbt_session_spec {
@@ -96,6 +99,7 @@ struct pbt_buffer_info {
 	size_t nr_syscalls;		/* 0: every syscall */
 	uint32_t syscalls[PBTRACE_MAX_SYSCALLS];
 	bool full_sched;		/* sched events without compact_sched */
+	bool follow_forks;		/* pid filter takes in children */
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */

@@ -48,6 +48,13 @@
  *                    with extack). raw_syscalls/sys_enter and sys_exit
  *                    record only these syscalls; absent: every syscall
  *                    (an empty list: -EINVAL).
+ *            PBTRACE_A_BUFFER_FOLLOW_FORKS: NLA_FLAG, optional, needs
+ *                PBTRACE_A_BUFFER_PIDS: the pid filter follows forks, as
+ *                ftrace's options/event-fork does: a thread the filter
+ *                holds adds every thread and process it creates (at
+ *                sched_process_fork, before the child runs), and a thread
+ *                leaves it when it is freed (sched_process_free), so a
+ *                reused pid is not traced. Holds any number of threads.
  *            PBTRACE_A_BUFFER_FULL_SCHED: NLA_FLAG, optional: write
  *                sched_switch and sched_waking as full FtraceEvents; absent:
  *                in FtraceEventBundle.compact_sched (docs/encoding.md)
@@ -250,6 +257,7 @@ enum pbtrace_attr {
 	PBTRACE_A_BUFFER_FULL_SCHED,	/* flag */
 	PBTRACE_A_SESSION_OWNER_UID,	/* u32, in GET_SESSION replies */
 	PBTRACE_A_SESSION_OWNER_GID,	/* u32, in GET_SESSION replies */
+	PBTRACE_A_BUFFER_FOLLOW_FORKS,	/* flag */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
