@@ -124,7 +124,7 @@ else
 fi
 lines() { grep -cE '^ *[0-9]+\.[0-9]{3} \(' "$1"; }
 check "report prints the live run's call lines ($(lines "$W/live.out") live, $(lines "$W/report.out") report)" \
-	test "$(lines "$W/live.out")" = "$(lines "$W/report.out")"
+	test "$(lines "$W/live.out")" -gt 0 -a "$(lines "$W/live.out")" = "$(lines "$W/report.out")"
 
 # --failure: the failed calls only, as many as the summary's errors
 tctl report --failure -p "$PID" "$F" >"$W/fail.out" 2>&1
@@ -183,6 +183,23 @@ n1=$(grep -c "/$P1 getppid()" "$W/pl.out")
 n2=$(grep -c "/$P2 " "$W/pl.out")
 check "trace -p $P1 -t 3s: its getppid calls ($n1), none of $P2 running beside it ($n2)" \
 	test "$n1" -gt 0 -a "$n2" = 0 || sed 's/^/#   /' "$W/pl.err"
+
+# -- Ctrl-C mid-run: the summary of what was traced, every call counted --
+"$U/tracectl" trace -s -- "$WORK" loop >"$W/int.out" 2>"$W/int.err" &
+T=$!
+sleep 4
+kill -INT "$T"
+wait "$T"
+rc=$?
+left=$(sed -n "s|.*' (pid \([0-9]*\)) still runs.*|\1|p" "$W/int.err")
+[[ -n $left ]] && kill "$left"
+nl=$(grep -c ' getppid() = ' "$W/int.out")
+ns=$(awk '/All threads, per syscall/ { f = 1 } f && $1 == "getppid" { print $2; exit }' "$W/int.out")
+check "Ctrl-C: exit 130, says the command still runs (pid ${left:-none}) (exit $rc)" \
+	test "$rc" = 130 -a -n "$left"
+check "Ctrl-C: the summary counts every getppid line ($nl lines, ${ns:-no} in the summary)" \
+	test "$nl" -gt 0 -a "$nl" = "${ns:-x}"
+check "Ctrl-C: nothing lost by the kernel's count" grep -q "lost: 0 events" "$W/int.out"
 
 # -- children: needs the kernel to follow forks ------------------------------
 strace -c -f -o "$W/strace2.txt" "$WORK" "${ARGS[@]}" 2
