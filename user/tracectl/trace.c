@@ -40,7 +40,6 @@ struct trace_run {
 	long long time_ms;		/* -t; 0: until the end */
 	char **cmd;			/* -- CMD ARGS */
 	pid_t child;
-	int go_fd;			/* the child execs once written */
 	int status;			/* the child's, from waitpid */
 	bool child_done;
 	int fd;				/* the file, once traced made it */
@@ -77,33 +76,35 @@ static int parse_trace(int argc, char **argv, struct trace_run *r)
 	return EXIT_OK;
 }
 
-/* The child waits for the session, then becomes CMD: traced from its
- * first instruction, as strace and perf trace do. */
+/*
+ * The child stops itself, and once the session runs it is continued and
+ * becomes CMD: traced from its first instruction, as strace and perf
+ * trace do. A stop rather than a pipe to wait on: a pipe's read and close
+ * would be the child's own calls in the trace, which strace -f never shows.
+ */
 static int spawn(struct trace_run *r)
 {
-	int go[2];
-	char c;
+	int st;
 
-	if (pipe2(go, O_CLOEXEC)) {
-		errf("pipe: %s", strerror(errno));
-		return EXIT_FAIL;
-	}
 	r->child = fork();
 	if (r->child < 0) {
 		errf("fork: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (!r->child) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);	/* tracectl gave up: it said why */
+		raise(SIGSTOP);
 		execvp(r->cmd[0], r->cmd);
 		fprintf(stderr, "tracectl: cannot run '%s': %s\n", r->cmd[0],
 			strerror(errno));
 		_exit(127);
 	}
-	close(go[0]);
-	r->go_fd = go[1];
+	if (waitpid(r->child, &st, WUNTRACED) != r->child || !WIFSTOPPED(st)) {
+		errf("'%s' (pid %d) did not wait for the session to start",
+		     r->cmd[0], (int)r->child);
+		r->child_done = !WIFSTOPPED(st);
+		r->status = st;
+		return EXIT_FAIL;
+	}
 	return EXIT_OK;
 }
 
@@ -298,8 +299,10 @@ static int setup(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 {
 	struct start_opts o;
 	char name[PBTRACE_NAME_MAX];
-	int ret;
+	int ret = make_output(r);	/* before the options name it */
 
+	if (ret)
+		return ret;
 	set_options(nl, r, &o);
 	snprintf(name, sizeof(name), "trace-%d", (int)getpid());
 	o.name = name;
@@ -311,8 +314,7 @@ static int setup(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 	hide_ourselves(nl, r);
 	if (pbt_nl_subscribe(nl))
 		return nl_fail(nl, -EIO, "subscribing to notifications");
-	ret = make_output(r);
-	return ret ? ret : create_and_start(nl, s);
+	return create_and_start(nl, s);
 }
 
 /* CMD's status when there is one, as strace and perf trace exit. */
@@ -338,10 +340,13 @@ static int run(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 	if (r->cmd && spawn(r))
 		return EXIT_FAIL;
 	ret = setup(nl, r, s);
-	if (r->cmd && !ret && write(r->go_fd, "g", 1) != 1)
-		ret = EXIT_FAIL;
+	if (r->cmd && ret) {
+		kill(r->child, SIGKILL);	/* never ran CMD: said why */
+		r->child_done = waitpid(r->child, &r->status, 0) == r->child;
+		return ret;
+	}
 	if (r->cmd)
-		close(r->go_fd);	/* without "g": the child gives up */
+		kill(r->child, SIGCONT);
 	v = ret ? NULL : sv_new(&r->vo);
 	if (!ret && !v)
 		ret = EXIT_FAIL;
@@ -376,8 +381,6 @@ int cmd_trace(int argc, char **argv)
 	if (!nl)
 		return ret;
 	ret = run(nl, &r, &s);
-	if (r.cmd && !r.child_done && ret && ret != EXIT_NO_TRACED)
-		r.child_done = waitpid(r.child, &r.status, 0) == r.child;
 	if (r.fd >= 0)
 		close(r.fd);
 	if (!r.output && r.tmp[0])
