@@ -79,6 +79,9 @@ rc=$?
 check "trace -s -o -- CMD exits with CMD's status 0 (got $rc)" test "$rc" = 0 ||
 	sed 's/^/#   /' "$W/live.err"
 compare "one process" "$W/strace1.txt" "$W/live.out"
+note "tracectl trace's output (first lines, then the summary):"
+grep -E '^ *[0-9.]+ \(' "$W/live.out" | grep -E 'execve|openat|getppid|nanosleep|pipe2' | head -n 8 | sed 's/^/#   /'
+sed -n '/Summary of events:/,$p' "$W/live.out" | head -n 30 | sed 's/^/#   /'
 PID=$(sed -n 's|^   syscall_work/\([0-9]*\): .*|\1|p' "$W/live.out" | head -n 1)
 check "the summary names the workload's thread (pid ${PID:-none})" test -n "$PID"
 
