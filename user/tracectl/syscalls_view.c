@@ -54,8 +54,10 @@ struct sv_machine {
 
 struct sv_view {
 	struct sv_opts o;
-	struct sv_event *ev;
+	struct sv_event *ev;		/* not processed yet */
 	size_t n, cap;
+	size_t sorted;			/* ev[0..sorted) is in order */
+	struct sv_event *tmp;		/* merge space, cap entries */
 	struct sv_thread *bucket[SV_BUCKETS];
 	struct sv_thread **threads;
 	size_t nr_threads, threads_cap;
@@ -100,6 +102,7 @@ void sv_free(struct sv_view *v)
 	}
 	free(v->threads);
 	free(v->ev);
+	free(v->tmp);
 	free(v);
 }
 
@@ -114,6 +117,18 @@ static struct sv_machine *machine(struct sv_view *v, uint32_t id)
 		return &v->machines[SV_MAX_MACHINES - 1];
 	v->machines[v->nr_machines].id = id;
 	return &v->machines[v->nr_machines++];
+}
+
+/* system_info's name; this machine's packets carry no machine_id. */
+static const char *machine_name(struct sv_machine *mm)
+{
+	if (mm->name[0])
+		return mm->name;
+	if (mm->id)
+		snprintf(mm->name, sizeof(mm->name), "machine%u", mm->id);
+	else
+		snprintf(mm->name, sizeof(mm->name), "host");
+	return mm->name;
 }
 
 static struct sv_thread *thread(struct sv_view *v, uint32_t m, int32_t tid)
@@ -282,10 +297,11 @@ static void add_task_event(struct sv_view *v, uint32_t m, const pbt_fevent *fe)
 static void add_bundle(struct sv_view *v, uint32_t m,
 		       const Perfetto__Protos__FtraceEventBundle *b)
 {
+	struct sv_machine *mm = machine(v, m);	/* each gets a section */
 	size_t i;
 
 	if (b->has_lost_events && b->lost_events)
-		machine(v, m)->lost_bundles++;
+		mm->lost_bundles++;
 	for (i = 0; i < b->n_event; i++) {
 		const pbt_fevent *fe = b->event[i];
 
@@ -349,7 +365,7 @@ static void add_packet(struct sv_view *v, const Perfetto__Protos__TracePacket *p
 		mm = machine(v, m);
 		if (si->machine_name && *si->machine_name)
 			snprintf(mm->name, sizeof(mm->name), "%s", si->machine_name);
-		else if (!mm->name[0] && si->utsname && si->utsname->release)
+		else if (m && !mm->name[0] && si->utsname && si->utsname->release)
 			snprintf(mm->name, sizeof(mm->name), "%s %s",
 				 si->utsname->machine ? si->utsname->machine : "",
 				 si->utsname->release);
@@ -460,8 +476,7 @@ static void print_head(struct sv_view *v, const struct sv_thread *t,
 	FILE *f = v->o.out;
 
 	if (v->nr_machines > 1 || t->machine)
-		fprintf(f, "%s: ", machine(v, t->machine)->name[0] ?
-			machine(v, t->machine)->name : "machine");
+		fprintf(f, "%s: ", machine_name(machine(v, t->machine)));
 	fprintf(f, "%10.3f ", ts >= v->base_ts ? (ts - v->base_ts) / 1e6 : 0.0);
 	if (dur)
 		fprintf(f, "(%7.3f ms): ", *dur / 1e6);
@@ -622,18 +637,48 @@ static void process(struct sv_view *v, struct sv_event *e)
 	}
 }
 
+/*
+ * What was left from the last flush is in order already: only what came
+ * since is sorted, then the two runs are merged, so a live view under a
+ * syscall storm does not sort its whole hold-back every tick.
+ */
+static void sort_events(struct sv_view *v)
+{
+	size_t i = 0, j = v->sorted, k = 0;
+	struct sv_event *grow;
+
+	qsort(v->ev + v->sorted, v->n - v->sorted, sizeof(*v->ev), by_time);
+	if (v->sorted && v->sorted < v->n) {
+		grow = realloc(v->tmp, v->cap * sizeof(*grow));
+		if (!grow) {		/* sort it all in place instead */
+			qsort(v->ev, v->n, sizeof(*v->ev), by_time);
+			v->sorted = v->n;
+			return;
+		}
+		v->tmp = grow;
+		while (i < v->sorted || j < v->n) {
+			if (j == v->n || (i < v->sorted && by_time(&v->ev[i], &v->ev[j]) <= 0))
+				v->tmp[k++] = v->ev[i++];
+			else
+				v->tmp[k++] = v->ev[j++];
+		}
+		memcpy(v->ev, v->tmp, v->n * sizeof(*v->ev));
+	}
+	v->sorted = v->n;
+}
+
 void sv_flush(struct sv_view *v, uint64_t until_ts)
 {
 	size_t i, rest;
 
 	if (v->n)
-		qsort(v->ev, v->n, sizeof(*v->ev), by_time);
+		sort_events(v);
 	for (i = 0; i < v->n && v->ev[i].ts < until_ts; i++)
 		process(v, &v->ev[i]);
 	rest = v->n - i;
 	if (rest && i)
 		memmove(v->ev, v->ev + i, rest * sizeof(*v->ev));
-	v->n = rest;
+	v->n = v->sorted = rest;
 	fflush(v->o.out);
 }
 
@@ -878,12 +923,12 @@ void sv_finish(struct sv_view *v)
 	if (!v->nr_machines)
 		machine(v, 0);
 	for (i = 0; i < v->nr_machines; i++) {
-		const struct sv_machine *mm = &v->machines[i];
+		struct sv_machine *mm = &v->machines[i];
 
 		if (v->o.summary) {
 			if (v->nr_machines > 1 || mm->id)
 				fprintf(v->o.out, "\n=== machine %s (id %u) ===\n",
-					mm->name[0] ? mm->name : "?", mm->id);
+					machine_name(mm), mm->id);
 			fprintf(v->o.out, "\n Summary of events:\n");
 			print_machine_summary(v, mm->id);
 		}
