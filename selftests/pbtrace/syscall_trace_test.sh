@@ -204,6 +204,29 @@ check "Ctrl-C: the summary counts every getppid line ($nl lines, ${ns:-no} in th
 	test "$nl" -gt 0 -a "$nl" = "${ns:-x}"
 check "Ctrl-C: nothing lost by the kernel's count" grep -q "lost: 0 events" "$W/int.out"
 
+# -- a process killed mid-call: it ends the trace, nothing left pending -----
+"$U/tracectl" trace -s -- "$WORK" loop >"$W/kill.out" 2>"$W/kill.err" &
+T=$!
+sleep 4
+kid=$(cat "/proc/$T/task/$T/children" 2>/dev/null | awk '{ print $1 }')
+[[ -n $kid ]] && kill -KILL "$kid"
+wait "$T"
+rc=$?
+note "the killed workload's last call: $(grep -E '^ *[0-9.]+ \(' "$W/kill.out" | tail -n 1)"
+check "killed mid-call: tracectl ends with CMD's status 137 (pid ${kid:-none}, exit $rc)" test "$rc" = 137
+check "killed mid-call: no call of it left pending, the summary printed" \
+	eval '! grep -q "\[pending\]" "$W/kill.out" && grep -q "Summary of events" "$W/kill.out"'
+
+# -- a syscall storm on one CPU: every call, or the loss said ---------------
+BURST=$HERE/build/burst
+STORM=50000
+tctl trace --summary-only -- "$BURST" "$STORM" 0 >"$W/storm.out" 2>"$W/storm.err"
+n=$(awk '/All threads, per syscall/ { f = 1 } f && $1 == "getppid" { print $2; exit }' "$W/storm.out")
+lost=$(sed -n 's/^ lost: \([0-9]*\) events.*/\1/p' "$W/storm.out")
+check "storm: $STORM getppid on one CPU, all counted (${n:-none}), the kernel lost none (${lost:-?})" \
+	test "${n:-0}" = "$STORM" -a "${lost:-x}" = 0 || sed 's/^/#   /' "$W/storm.err"
+check "--summary-only: no call lines" test "$(lines "$W/storm.out")" = 0
+
 # -- children: needs the kernel to follow forks ------------------------------
 strace -c -f -o "$W/strace2.txt" "$WORK" "${ARGS[@]}" 2
 tctl trace -s -o "$W/t3.pftrace" -- "$WORK" "${ARGS[@]}" 2 >"$W/kids.out" 2>&1
@@ -218,6 +241,13 @@ check "report of a file that is no trace: exit 1 and says from which byte (exit 
 	eval 'test "$rc" = 1 && grep -q "not a valid trace from byte" "$W/junk.err"'
 tctl report -e nosuchcall "$F" >/dev/null 2>"$W/bad.err"
 check "report -e with an unknown syscall: refused, named" grep -q "unknown syscall 'nosuchcall'" "$W/bad.err"
+
+# -- without traced: says what to do, runs nothing --------------------------
+stop_traced
+tctl trace -- "$WORK" "${ARGS[@]}" 0 >/dev/null 2>"$W/nod.err"
+rc=$?
+check "without traced: exit 3, says how to start it (exit $rc)" \
+	eval 'test "$rc" = 3 && grep -q "traced is not running" "$W/nod.err"'
 
 echo "1..$N"
 exit $FAILED
