@@ -42,6 +42,7 @@ struct trace_run {
 	pid_t child;
 	int status;			/* the child's, from waitpid */
 	bool child_done;
+	bool child_ran;			/* continued into CMD */
 	int fd;				/* the file, once traced made it */
 	uint64_t off;			/* what the view has of it */
 };
@@ -320,8 +321,8 @@ static int setup(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 /* CMD's status when there is one, as strace and perf trace exit. */
 static int exit_code(struct trace_run *r, int ret)
 {
-	if (!r->cmd)
-		return ret;
+	if (!r->cmd || !r->child_ran)
+		return ret;	/* CMD never ran: why tracing did not start */
 	if (!r->child_done) {
 		errf("'%s' (pid %d) still runs, no longer traced", r->cmd[0],
 		     (int)r->child);
@@ -346,7 +347,7 @@ static int run(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 		return ret;
 	}
 	if (r->cmd)
-		kill(r->child, SIGCONT);
+		r->child_ran = !kill(r->child, SIGCONT);
 	v = ret ? NULL : sv_new(&r->vo);
 	if (!ret && !v)
 		ret = EXIT_FAIL;
