@@ -18,7 +18,7 @@ static const struct option report_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The options report and trace share; 1 when c is not one of them. */
+/* The options report and trace share; -1 when c is not one of them. */
 int parse_view_opt(int c, const char *arg, struct sv_opts *o)
 {
 	struct sv_filter *f = &o->filter;
@@ -59,7 +59,7 @@ int parse_view_opt(int c, const char *arg, struct sv_opts *o)
 		usage(stdout);
 		exit(EXIT_OK);
 	default:
-		return 1;
+		return -1;
 	}
 }
 
@@ -122,7 +122,7 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "se:p:", report_options, NULL)) != -1) {
 		ret = parse_view_opt(c, optarg, &o);
 		if (ret)
-			return ret == 1 ? usage_error("bad option") : ret;
+			return ret < 0 ? usage_error("bad option") : ret;
 	}
 	if (optind != argc - 1)
 		return usage_error("report wants one trace file: tracectl report [OPTIONS] FILE");

@@ -65,7 +65,7 @@ static int parse_trace(int argc, char **argv, struct trace_run *r)
 		} else {
 			ret = parse_view_opt(c, optarg, &r->vo);
 			if (ret)
-				return ret == 1 ? usage_error("bad option") : ret;
+				return ret < 0 ? usage_error("bad option") : ret;
 		}
 	}
 	if (optind < argc)
