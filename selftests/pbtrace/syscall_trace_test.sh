@@ -80,7 +80,8 @@ check "trace -s -o -- CMD exits with CMD's status 0 (got $rc)" test "$rc" = 0 ||
 	sed 's/^/#   /' "$W/live.err"
 compare "one process" "$W/strace1.txt" "$W/live.out"
 note "tracectl trace's output (first lines, then the summary):"
-grep -E '^ *[0-9.]+ \(' "$W/live.out" | grep -E 'execve|openat|getppid|nanosleep|pipe2' | head -n 8 | sed 's/^/#   /'
+grep -E '^ *[0-9.]+ \(' "$W/live.out" | grep -E 'execve|openat|getppid|nanosleep|pipe2|write' |
+	awk '!seen[$0 ~ /ENOENT/ ? "e" : $5 substr($6, 1, 6)]++' | head -n 12 | sed 's/^/#   /'
 sed -n '/Summary of events:/,$p' "$W/live.out" | head -n 30 | sed 's/^/#   /'
 PID=$(sed -n 's|^   syscall_work/\([0-9]*\): .*|\1|p' "$W/live.out" | head -n 1)
 check "the summary names the workload's thread (pid ${PID:-none})" test -n "$PID"
@@ -186,6 +187,15 @@ n1=$(grep -c "/$P1 getppid()" "$W/pl.out")
 n2=$(grep -c "/$P2 " "$W/pl.out")
 check "trace -p $P1 -t 3s: its getppid calls ($n1), none of $P2 running beside it ($n2)" \
 	test "$n1" -gt 0 -a "$n2" = 0 || sed 's/^/#   /' "$W/pl.err"
+"$WORK" loop & P1=$!
+timeout 60 "$U/tracectl" trace -a -t 3s >"$W/all.out" 2>"$W/all.err" &
+T=$!
+wait "$T"
+kill "$P1"; wait "$P1" 2>/dev/null
+n1=$(grep -c "/$P1 getppid()" "$W/all.out")
+own=$(grep -cE "/($T|$TRACED) " "$W/all.out")
+check "trace -a: every thread, $P1's getppid among them ($n1), not tracectl's or traced's own calls ($own)" \
+	test "$n1" -gt 0 -a "$own" = 0 || sed 's/^/#   /' "$W/all.err"
 
 # -- Ctrl-C mid-run: the summary of what was traced, every call counted --
 "$U/tracectl" trace -s -- "$WORK" loop >"$W/int.out" 2>"$W/int.err" &
