@@ -217,7 +217,9 @@ static void build(void)
 	       strings(1000, 10, "filename", "/etc/passwd", 0, false),
 	       sys_exit(2000, 10, nr_openat, 3),
 	       enter(2100, 10, nr_openat, 5, 0x2000, O_WRONLY | O_CREAT));
-	BUNDLE(0, enter(10000, 10, nr_openat, (uint64_t)-100, 0x3000, 0),
+	BUNDLE(0, enter(9000, 10, pbt_syscall_nr("pipe2"), 0x6000, O_CLOEXEC | O_NONBLOCK, 0),
+	       sys_exit(9001, 10, pbt_syscall_nr("pipe2"), 0),
+	       enter(10000, 10, nr_openat, (uint64_t)-100, 0x3000, 0),
 	       sys_exit(13000, 10, nr_openat, 4),
 	       enter(20000, 10, nr_getppid, 0, 0, 0),
 	       sys_exit(30000, 10, nr_getppid, 1),
@@ -261,6 +263,8 @@ static void test_calls(void)
 	tap(strstr(out, "(  0.001 ms): :/10 openat(dfd: 5, filename: 0x2000, flags: O_WRONLY|O_CREAT") &&
 	    strstr(out, "= -1 ENOENT"), "failed openat: no string in the file: the pointer; = -1 ENOENT");
 	tap(strstr(out, "filename: 0xdead (fault)") != NULL, "unreadable name: 0xdead (fault)");
+	tap(strstr(out, "pipe2(fildes: 0x6000, flags: O_NONBLOCK|O_CLOEXEC) = 0") != NULL,
+	    "pipe2's flags: O_NONBLOCK|O_CLOEXEC");
 	tap(strstr(out, "aaaa\"...") && !strstr(out, "aaaaaaaaa\"...\n"),
 	    "name at the bound: quoted, then ...");
 	tap(strstr(out, "read(fd: 3, buf: 0x5000, count: 100) ... [pending]") != NULL &&

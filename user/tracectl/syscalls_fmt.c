@@ -58,30 +58,56 @@ static const struct {
 	{ O_NOATIME, "NOATIME" }, { O_CLOEXEC, "CLOEXEC" }, { O_PATH, "PATH" },
 };
 
-/* O_RDONLY|O_CLOEXEC; bits we do not name stay as hex. */
-static void fmt_open_flags(FILE *f, uint64_t v)
+/*
+ * O_RDONLY|O_CLOEXEC; bits we do not name stay as hex. access: open's
+ * flags, whose low bits are the access mode; else (pipe2, dup3, ...) the
+ * O_ bits alone, 0 when none.
+ */
+static void fmt_open_flags(FILE *f, uint64_t v, bool access)
 {
 	static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
+	const char *sep = "";
 	unsigned int i;
 
-	fputs(acc[v & O_ACCMODE], f);
-	v &= ~(uint64_t)O_ACCMODE;
+	if (access) {
+		fputs(acc[v & O_ACCMODE], f);
+		v &= ~(uint64_t)O_ACCMODE;
+		sep = "|";
+	} else if (!v) {
+		fputc('0', f);
+	}
 	for (i = 2; i < sizeof(open_flags) / sizeof(open_flags[0]); i++) {
 		uint64_t bit = (uint64_t)open_flags[i].bit;
 
 		if ((v & bit) != bit)
 			continue;
-		fprintf(f, "|O_%s", open_flags[i].name);
+		fprintf(f, "%sO_%s", sep, open_flags[i].name);
+		sep = "|";
 		v &= ~bit;
 	}
 	if (v)
-		fprintf(f, "|%#" PRIx64, v);
+		fprintf(f, "%s%#" PRIx64, sep, v);
 }
 
 static bool is_open(const char *name)
 {
 	return name && (!strcmp(name, "open") || !strcmp(name, "openat") ||
 			!strcmp(name, "creat"));
+}
+
+/* Their flags are O_CLOEXEC, O_NONBLOCK and the like. */
+static bool has_fd_flags(const char *name)
+{
+	static const char *const calls[] = {
+		"pipe2", "dup3", "accept4", "eventfd2", "signalfd4",
+		"inotify_init1", "epoll_create1", "memfd_secret",
+	};
+	size_t i;
+
+	for (i = 0; name && i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!strcmp(name, calls[i]))
+			return true;
+	return false;
 }
 
 static bool is_dfd(const char *arg)
@@ -151,7 +177,9 @@ static void fmt_one(FILE *f, const struct sv_call_fmt *c,
 	} else if (is_dfd(d->name) && (int32_t)v == AT_FDCWD) {
 		fputs("AT_FDCWD", f);
 	} else if (!strcmp(d->name, "flags") && is_open(c->name)) {
-		fmt_open_flags(f, v & 0xffffffffu);
+		fmt_open_flags(f, v & 0xffffffffu, true);
+	} else if (!strcmp(d->name, "flags") && has_fd_flags(c->name)) {
+		fmt_open_flags(f, v & 0xffffffffu, false);
 	} else if (d->kind == 'i') {
 		/* an int in a 64-bit register: either extension */
 		fprintf(f, "%" PRId64, v >> 32 == 0 || v >> 32 == 0xffffffffu ?

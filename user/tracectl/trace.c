@@ -263,6 +263,9 @@ static int finish(struct pbt_nl *nl, struct session *s, struct trace_run *r,
 		r->fd = open(s->output, O_RDONLY);
 	if (r->fd < 0) {
 		errf("cannot read %s: %s", s->output, strerror(errno));
+		/* traced may have said why it could not write it */
+		if (!ret)
+			ret = check_finished(s->id, NULL, s->error, NULL);
 		return ret ? ret : EXIT_FAIL;
 	}
 	if (feed_file(v, s->output, r->fd, &r->off, true) && !ret)
