@@ -99,7 +99,7 @@ struct pbt_buffer_info {
 	size_t nr_syscalls;		/* 0: every syscall */
 	uint32_t syscalls[PBTRACE_MAX_SYSCALLS];
 	bool full_sched;		/* sched events without compact_sched */
-	bool follow_forks;		/* the pid filter takes in children */
+	bool follow_forks;		/* pid filter takes in children */
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */
