@@ -98,8 +98,18 @@ if grep -q "generic {" "$F.txt"; then
 	done
 	check "every openat line shows the workload's path and result ($missing of $((NOPEN + NMISS)) missing)" test "$missing" = 0 ||
 		grep "openat" "$W/live.out" | head -n 5 | sed 's/^/#   /'
+	# the bounds: 256 bytes whole, 300 cut to 256 and marked, 0x1 unreadable
+	D=$W/files
+	x256=$(printf "%$((256 - ${#D} - 1))s" "" | tr ' ' x)
+	check "a 256-byte path is shown whole" grep -qF "filename: \"$D/$x256\", flags" "$W/live.out"
+	check "a 300-byte path is shown cut at 256, marked ..." grep -qF "filename: \"$D/$x256\"..., flags" "$W/live.out"
+	check "an unreadable pointer is shown as such, and fails EFAULT" \
+		grep -q 'filename: 0x1 (fault), flags: O_RDONLY|O_CLOEXEC) = -1 EFAULT' "$W/live.out"
+	check "the summary counts the cut and the unreadable string" \
+		grep -q " 1 string arguments unreadable, 1 cut at 256 bytes" "$W/live.out"
 else
 	ok "every openat line shows the workload's path # SKIP the kernel writes no string arguments yet (no generic events in the file)"
+	ok "string arguments at the bound and unreadable # SKIP no generic events in the file"
 fi
 
 # durations: trace_processor's syscall slices of the thread

@@ -11,16 +11,35 @@
  * (the slow call --duration picks); then CHILDREN children forked, each
  * doing the same (without children of its own), waited for. Every call
  * is made through syscall(2), so libc cannot pick another syscall.
+ * Before them, three openat a string argument's bounds show in: a path
+ * of exactly 256 bytes (DIR/xxx..., whole in the trace), one of 300 (cut
+ * at 256) and the unreadable pointer 0x1 (EFAULT); all three fail.
  *
  *   syscall_work loop     getppid and a 10 ms nanosleep until killed, for -p
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* DIR/xxx... of exactly len bytes (len > strlen(DIR) + 1). */
+static void open_long(const char *dir, size_t len)
+{
+	char path[512];
+	size_t d = strlen(dir);
+
+	if (len >= sizeof(path) || d + 2 > len)
+		exit(4);
+	memcpy(path, dir, d);
+	path[d] = '/';
+	memset(path + d + 1, 'x', len - d - 1);
+	path[len] = '\0';
+	syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+}
 
 static void work(const char *dir, long n, long m, long k, long r, long ms)
 {
@@ -29,6 +48,9 @@ static void work(const char *dir, long n, long m, long k, long r, long ms)
 	int p[2];
 	long i, fd;
 
+	open_long(dir, 256);
+	open_long(dir, 300);
+	syscall(SYS_openat, AT_FDCWD, (const char *)1, O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < n + m; i++) {
 		snprintf(path, sizeof(path), "%s/pbt-%s-%ld", dir,
 			 i < n ? "open" : "missing", i < n ? i : i - n);
