@@ -51,6 +51,19 @@ void usage(FILE *f)
 "        Fire a trigger for sessions whose trigger_config names it.\n"
 "  list-events\n"
 "        Every event pbtrace knows and whether this kernel has it.\n"
+"  trace [-p PID]... [-a] [-e SYSCALLS] [--duration MS] [--failure] [-s]\n"
+"        [-o FILE] [-t DURATION] [-- CMD ARGS]\n"
+"        Syscalls as perf trace shows them, live: one line per call with\n"
+"        its arguments, duration and result. -- CMD traces CMD and its\n"
+"        children from their first instruction and exits with CMD's\n"
+"        status; -p these threads/processes; -a every thread. -e\n"
+"        openat,read only these ('!futex' all but), in the kernel.\n"
+"        --duration MS: calls longer than MS; --failure: failed ones.\n"
+"        -s: per process, thread and syscall: calls, errors, times at\n"
+"        the end. -o keeps the trace (else a temporary file).\n"
+"  report [-s] [--summary-only] [-e SYSCALLS] [--duration MS]\n"
+"        [--failure] [-p PID]... FILE\n"
+"        The same view of a recorded trace (one section per machine).\n"
 "  --help\n"
 "\n"
 "Exit status:\n"
@@ -84,6 +97,8 @@ int main(int argc, char **argv)
 		{ "record", cmd_record },
 		{ "trigger", cmd_trigger },
 		{ "list-events", cmd_list_events },
+		{ "trace", cmd_trace },
+		{ "report", cmd_report },
 	};
 	struct sigaction sa = { .sa_handler = on_sigint };
 	size_t i;

@@ -35,6 +35,7 @@
 #include "genl.h"
 #include "syscalls.h"
 #include "trace.pb-c.h"
+#include "syscalls_view.h"
 
 enum {
 	EXIT_OK = 0,
@@ -187,5 +188,13 @@ int cmd_trigger(int argc, char **argv);
 int cmd_list_events(int argc, char **argv);
 /* main.c */
 void usage(FILE *f);
+/* report.c: the syscall view of a file; its options are trace's too */
+enum { OPT_SV_DURATION = 300, OPT_SV_FAILURE, OPT_SV_SUMMARY_ONLY };
+int parse_view_opt(int c, const char *arg, struct sv_opts *o);
+int feed_file(struct sv_view *v, const char *path, int fd, uint64_t *off,
+	      bool final);
+int cmd_report(int argc, char **argv);
+/* trace.c */
+int cmd_trace(int argc, char **argv);
 
 #endif /* PBT_TRACECTL_H */

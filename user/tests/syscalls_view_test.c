@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host test of tracectl's syscall view (user/tracectl/syscalls_view.c):
+ * pairing across CPUs out of order, the summary's maths against numbers
+ * worked out by hand (perf trace -s's stddev of the mean), sorting,
+ * pending and continued calls, string arguments (read, unreadable, cut at
+ * the bound), filters, and a file fed in pieces. Traces are built with
+ * protobuf-c as traced writes them.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syscalls.h"
+#include "../tracectl/syscalls_view.h"
+#include "tap.h"
+#include "trace.pb-c.h"
+
+typedef Perfetto__Protos__FtraceEvent fev;
+
+static uint8_t trace[1 << 16];
+static size_t trace_len;
+static int nr_openat, nr_getppid, nr_read, nr_exit_group;
+static uint32_t cur_machine;	/* the packets' machine_id; 0: none */
+
+static void add_packet(Perfetto__Protos__TracePacket *p)
+{
+	size_t len;
+
+	if (cur_machine) {
+		p->has_machine_id = true;
+		p->machine_id = cur_machine;
+	}
+	len = perfetto__protos__trace_packet__get_packed_size(p);
+	trace[trace_len++] = 0x0a;
+	while (len >= 0x80) {
+		trace[trace_len++] = (uint8_t)(len | 0x80);
+		len >>= 7;
+	}
+	trace[trace_len++] = (uint8_t)len;
+	trace_len += perfetto__protos__trace_packet__pack(p, trace + trace_len);
+}
+
+/* One Trace.packet record holding one bundle of these events. */
+static void add_bundle(uint32_t cpu, fev **ev, size_t n)
+{
+	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	Perfetto__Protos__FtraceEventBundle b =
+		PERFETTO__PROTOS__FTRACE_EVENT_BUNDLE__INIT;
+
+	b.has_cpu = true;
+	b.cpu = cpu;
+	b.event = ev;
+	b.n_event = n;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS;
+	p.ftrace_events = &b;
+	add_packet(&p);
+}
+
+/* A relayed machine's system_info, as the host writes it. */
+static void add_machine_name(const char *name)
+{
+	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	Perfetto__Protos__SystemInfo si = PERFETTO__PROTOS__SYSTEM_INFO__INIT;
+
+	si.machine_name = (char *)name;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO;
+	p.system_info = &si;
+	add_packet(&p);
+}
+
+/* The events live as long as the test: an arena, so nothing leaks. */
+static void *zalloc(size_t n, size_t size)
+{
+	static _Alignas(16) uint8_t arena[1 << 20];
+	static size_t used;
+	void *p = arena + used;
+
+	used += (n * size + 15) & ~(size_t)15;
+	if (used > sizeof(arena))
+		abort();
+	return p;
+}
+
+static fev *event(uint64_t ts, uint32_t pid)
+{
+	fev *e = zalloc(1, sizeof(*e));
+
+	perfetto__protos__ftrace_event__init(e);
+	e->has_timestamp = e->has_pid = true;
+	e->timestamp = ts;
+	e->pid = pid;
+	return e;
+}
+
+static fev *enter(uint64_t ts, uint32_t pid, int id, uint64_t a0,
+		  uint64_t a1, uint64_t a2)
+{
+	fev *e = event(ts, pid);
+	Perfetto__Protos__SysEnterFtraceEvent *s = zalloc(1, sizeof(*s));
+
+	perfetto__protos__sys_enter_ftrace_event__init(s);
+	s->has_id = true;
+	s->id = id;
+	s->n_args = 6;
+	s->args = zalloc(6, sizeof(uint64_t));
+	s->args[0] = a0;
+	s->args[1] = a1;
+	s->args[2] = a2;
+	e->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SYS_ENTER;
+	e->sys_enter = s;
+	return e;
+}
+
+static fev *sys_exit(uint64_t ts, uint32_t pid, int id, int64_t ret)
+{
+	fev *e = event(ts, pid);
+	Perfetto__Protos__SysExitFtraceEvent *s = zalloc(1, sizeof(*s));
+
+	perfetto__protos__sys_exit_ftrace_event__init(s);
+	s->has_id = s->has_ret = true;
+	s->id = id;
+	s->ret = ret;
+	e->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SYS_EXIT;
+	e->sys_exit = s;
+	return e;
+}
+
+/* The lead's string event: str (read), ptr (fault) or truncated. */
+static fev *strings(uint64_t ts, uint32_t pid, const char *name,
+		    const char *str, uint64_t ptr, bool truncated)
+{
+	fev *e = event(ts, pid);
+	Perfetto__Protos__GenericFtraceEvent *g = zalloc(1, sizeof(*g));
+	Perfetto__Protos__GenericFtraceEvent__Field **f = zalloc(2, sizeof(*f));
+	size_t i;
+
+	perfetto__protos__generic_ftrace_event__init(g);
+	for (i = 0; i < 2; i++) {
+		f[i] = zalloc(1, sizeof(*f[i]));
+		perfetto__protos__generic_ftrace_event__field__init(f[i]);
+	}
+	g->event_name = "sys_enter_openat";
+	f[0]->name = (char *)name;
+	if (str) {
+		f[0]->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE;
+		f[0]->str_value = (char *)str;
+	} else {
+		f[0]->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_UINT_VALUE;
+		f[0]->uint_value = ptr;
+	}
+	f[1]->name = "filename_truncated";
+	f[1]->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_UINT_VALUE;
+	f[1]->uint_value = 1;
+	g->field = f;
+	g->n_field = truncated ? 2 : 1;
+	e->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC;
+	e->generic = g;
+	return e;
+}
+
+#define BUNDLE(cpu, ...) do { \
+	fev *evs_[] = { __VA_ARGS__ }; \
+	add_bundle(cpu, evs_, sizeof(evs_) / sizeof(evs_[0])); \
+} while (0)
+
+static char *out_buf;
+static size_t out_len;
+
+static struct sv_view *view(FILE **f, bool summary, void (*tweak)(struct sv_opts *))
+{
+	struct sv_opts o = { .lines = true, .summary = summary };
+
+	*f = open_memstream(&out_buf, &out_len);
+	o.out = *f;
+	if (tweak)
+		tweak(&o);
+	return sv_new(&o);
+}
+
+static char *run(bool summary, void (*tweak)(struct sv_opts *),
+		 struct sv_counts *c, struct sv_view **keep)
+{
+	uint64_t bad = 0;
+	FILE *f;
+	struct sv_view *v = view(&f, summary, tweak);
+
+	tap(sv_feed(v, trace, trace_len, &bad) == (long)trace_len,
+	    "the whole trace is taken");
+	sv_finish(v);
+	sv_get_counts(v, c);
+	fclose(f);
+	if (keep)
+		*keep = v;
+	else
+		sv_free(v);
+	return out_buf;
+}
+
+/*
+ * tid 10 on CPUs 0 and 1: three openat of 1, 2, 3 us, the one with the
+ * error's exit in a bundle written before its enter's; two getppid of
+ * 10 us (0.9 us for the failed one); an openat whose name is unreadable and one cut at the bound; a
+ * read still pending; an exit whose enter is before the trace; tid 11
+ * ends in exit_group.
+ */
+static void build(void)
+{
+	static char longname[SV_STR_MAX + 1];
+
+	memset(longname, 'a', SV_STR_MAX);
+	BUNDLE(1, sys_exit(3000, 10, nr_openat, -2));
+	BUNDLE(0, sys_exit(500, 10, nr_read, 7),
+	       enter(1000, 10, nr_openat, (uint64_t)-100, 0x1000, O_RDONLY | O_CLOEXEC),
+	       strings(1000, 10, "filename", "/etc/passwd", 0, false),
+	       sys_exit(2000, 10, nr_openat, 3),
+	       enter(2100, 10, nr_openat, 5, 0x2000, O_WRONLY | O_CREAT));
+	BUNDLE(0, enter(9000, 10, pbt_syscall_nr("pipe2"), 0x6000, O_CLOEXEC | O_NONBLOCK, 0),
+	       sys_exit(9001, 10, pbt_syscall_nr("pipe2"), 0),
+	       enter(10000, 10, nr_openat, (uint64_t)-100, 0x3000, 0),
+	       sys_exit(13000, 10, nr_openat, 4),
+	       enter(20000, 10, nr_getppid, 0, 0, 0),
+	       sys_exit(30000, 10, nr_getppid, 1),
+	       enter(40000, 10, nr_getppid, 0, 0, 0),
+	       sys_exit(50000, 10, nr_getppid, 1));
+	BUNDLE(1, enter(60000, 10, nr_openat, (uint64_t)-100, 0xdead, 0),
+	       strings(60000, 10, "filename", NULL, 0xdead, false),
+	       sys_exit(60100, 10, nr_openat, -14),
+	       enter(70000, 10, nr_openat, (uint64_t)-100, 0x4000, 0),
+	       strings(70000, 10, "filename", longname, 0, true),
+	       sys_exit(70100, 10, nr_openat, -36),
+	       enter(80000, 10, nr_read, 3, 0x5000, 100),
+	       enter(90000, 11, nr_exit_group, 0, 0, 0));
+}
+
+static void test_calls(void)
+{
+	struct sv_counts c;
+	struct sv_view *v;
+	const struct sv_stat *s;
+	char *out = run(true, NULL, &c, &v);
+
+	printf("# view output:\n%s", out);
+	s = sv_stat_of(v, 0, 10, nr_openat);
+	/* openat: 1 us (= 3), 0.9 us (ENOENT: enter 2100, its exit at 3000
+	 * in the bundle before), 3 us, 0.1 us (fault), 0.1 us (too long) */
+	tap(s && s->calls == 5 && s->errors == 3, "openat: 5 calls, 3 errors (got %llu, %llu)",
+	    s ? (unsigned long long)s->calls : 0, s ? (unsigned long long)s->errors : 0);
+	tap(s && s->total == 1000 + 900 + 3000 + 100 + 100 && s->min == 100 &&
+	    s->max == 3000, "openat: total 5.1 us, min 0.1, max 3 (got %llu %llu %llu)",
+	    s ? (unsigned long long)s->total : 0, s ? (unsigned long long)s->min : 0,
+	    s ? (unsigned long long)s->max : 0);
+	/* mean 1020 ns, sample variance 5628000 / 4; of the mean / 5 */
+	tap(s && fabs(sv_stddev_pct(s) - 100.0 * sqrt(5628000.0 / 4 / 5) / 1020) < 1e-9,
+	    "openat: stddev 52.01%% (got %.4f)", s ? sv_stddev_pct(s) : -1);
+	s = sv_stat_of(v, 0, 10, nr_getppid);
+	tap(s && s->calls == 2 && !s->errors && s->total == 20000 &&
+	    sv_stddev_pct(s) == 0, "getppid: 2 calls of 10 us, stddev 0%%");
+	tap(strstr(out, "openat(dfd: AT_FDCWD, filename: \"/etc/passwd\", flags: O_RDONLY|O_CLOEXEC") &&
+	    strstr(out, ") = 3\n"), "openat line: AT_FDCWD, the path quoted, flags symbolic, = 3");
+	tap(strstr(out, "(  0.001 ms): :/10 openat(dfd: 5, filename: 0x2000, flags: O_WRONLY|O_CREAT") &&
+	    strstr(out, "= -1 ENOENT"), "failed openat: no string in the file: the pointer; = -1 ENOENT");
+	tap(strstr(out, "filename: 0xdead (fault)") != NULL, "unreadable name: 0xdead (fault)");
+	tap(strstr(out, "pipe2(fildes: 0x6000, flags: O_NONBLOCK|O_CLOEXEC) = 0") != NULL,
+	    "pipe2's flags: O_NONBLOCK|O_CLOEXEC");
+	tap(strstr(out, "aaaa\"...") && !strstr(out, "aaaaaaaaa\"...\n"),
+	    "name at the bound: quoted, then ...");
+	tap(strstr(out, "read(fd: 3, buf: 0x5000, count: 100) ... [pending]") != NULL &&
+	    c.pending == 1, "read without exit: [pending], counted");
+	tap(strstr(out, "... [continued]: read() = 7") && c.unpaired_exits == 1,
+	    "exit before the trace's enter: [continued]");
+	tap(strstr(out, ":/11 exit_group(error_code: 0)\n") != NULL,
+	    "exit_group: shown without a result, not pending");
+	tap(c.strings == 3 && c.faults == 1 && c.truncated == 1,
+	    "string counts: 3 read, 1 fault, 1 truncated");
+	tap(strstr(out, "getppid") < strstr(out, "     openat "),
+	    "summary sorted by total: getppid (20 us) before openat (5.1 us)");
+	tap(strstr(out, "     openat                 5       3        0.005") != NULL,
+	    "all-threads table: openat 5 calls 3 errors");
+	sv_free(v);
+	free(out);
+}
+
+static void test_stddev(void)
+{
+	struct sv_stat s = { 0 };
+	double d[] = { 1000, 2000, 3000 }, pct;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		double x = d[i] - s.mean;
+
+		s.calls++;
+		s.mean += x / s.calls;
+		s.m2 += x * (d[i] - s.mean);
+	}
+	/* sample variance 1e6; of the mean 1e6 / 3; relative to 2000 */
+	pct = sv_stddev_pct(&s);
+	tap(fabs(pct - 100.0 * sqrt(1e6 / 3) / 2000) < 1e-9,
+	    "stddev of 1,2,3 us: 28.87%% as perf computes it (got %.4f)", pct);
+}
+
+static void only_openat(struct sv_opts *o)
+{
+	char err[256];
+
+	sv_parse_syscalls("openat", &o->filter, err, sizeof(err));
+}
+
+static void not_openat(struct sv_opts *o)
+{
+	char err[256];
+
+	sv_parse_syscalls("!openat,read", &o->filter, err, sizeof(err));
+}
+
+static void failures(struct sv_opts *o)
+{
+	o->filter.failure = true;
+}
+
+static void slow(struct sv_opts *o)
+{
+	o->filter.min_duration_ns = 5000;	/* 5 us */
+}
+
+static void pid11(struct sv_opts *o)
+{
+	o->filter.pids[o->filter.nr_pids++] = 11;
+}
+
+static void test_filters(void)
+{
+	struct sv_counts c;
+	char err[256];
+	char *out;
+	struct sv_filter f = { 0 };
+
+	out = run(false, only_openat, &c, NULL);
+	tap(!strstr(out, "getppid") && strstr(out, "openat"), "-e openat: openat only");
+	free(out);
+	out = run(false, not_openat, &c, NULL);
+	tap(strstr(out, "getppid") && !strstr(out, "openat(") && !strstr(out, "read("),
+	    "-e '!openat,read': all but those");
+	free(out);
+	out = run(false, failures, &c, NULL);
+	tap(strstr(out, "ENOENT") && !strstr(out, "= 3\n") && !strstr(out, "getppid"),
+	    "--failure: failed calls only");
+	free(out);
+	out = run(false, slow, &c, NULL);
+	tap(strstr(out, "getppid") && !strstr(out, "openat("),
+	    "--duration 0.005: the 10 us getppid calls, not the openat ones");
+	free(out);
+	out = run(false, pid11, &c, NULL);
+	tap(strstr(out, "exit_group") && !strstr(out, ":/10 "), "-p 11: thread 11 only");
+	free(out);
+	tap(sv_parse_syscalls("openat,nosuchcall", &f, err, sizeof(err)) < 0 &&
+	    strstr(err, "nosuchcall"), "-e with an unknown name: refused, named (%s)", err);
+}
+
+/* A growing file: fed in two pieces cut inside a packet, flushed up to a
+ * time, then the rest: the same lines as all at once. */
+static void test_pieces(void)
+{
+	uint64_t bad = 0;
+	size_t cut = trace_len / 2;
+	long used;
+	FILE *f;
+	struct sv_view *v = view(&f, false, NULL);
+	char *whole, *pieces;
+	struct sv_counts c;
+
+	used = sv_feed(v, trace, cut, &bad);
+	tap(used > 0 && (size_t)used < cut, "a packet cut short is left for later (%ld of %zu)",
+	    used, cut);
+	sv_flush(v, 15000);
+	fflush(f);
+	tap(strstr(out_buf, "= 4\n") && !strstr(out_buf, "getppid"),
+	    "flush up to 15 us: the calls before, not those after");
+	tap(sv_feed(v, trace + used, trace_len - used, &bad) == (long)(trace_len - used),
+	    "the rest is taken");
+	sv_finish(v);
+	fclose(f);
+	sv_free(v);
+	pieces = out_buf;
+	whole = run(false, NULL, &c, NULL);
+	tap(pieces && !strcmp(pieces, whole), "pieces print what the whole file prints");
+	free(whole);
+	free(pieces);
+	{
+		uint8_t junk[] = { 0x0a, 0x02, 0xff, 0xff, 0x12, 0x00 };
+
+		v = view(&f, false, NULL);
+		tap(sv_feed(v, junk, sizeof(junk), &bad) < 0 && bad == 0,
+		    "not a TracePacket: refused at byte 0");
+		sv_finish(v);
+		fclose(f);
+		sv_free(v);
+		free(out_buf);
+	}
+}
+
+/* A relayed machine's calls: its own section, its lines named. */
+static void test_machines(void)
+{
+	struct sv_counts c;
+	const struct sv_stat *s;
+	struct sv_view *v;
+	char *out;
+
+	cur_machine = 1;
+	add_machine_name("guest1");
+	BUNDLE(0, enter(5000, 10, nr_getppid, 0, 0, 0),
+	       sys_exit(9000, 10, nr_getppid, 1));
+	cur_machine = 0;
+	out = run(true, NULL, &c, &v);
+	s = sv_stat_of(v, 1, 10, nr_getppid);
+	tap(s && s->calls == 1 && s->total == 4000,
+	    "guest1's tid 10 is not this machine's tid 10: its own getppid of 4 us");
+	s = sv_stat_of(v, 0, 10, nr_getppid);
+	tap(s && s->calls == 2, "this machine's tid 10 keeps its 2 getppid");
+	tap(strstr(out, "guest1:      0.004 (  0.004 ms): :/10 getppid() = 1") != NULL,
+	    "guest1's line carries its name");
+	tap(strstr(out, "=== machine guest1 (id 1) ===") &&
+	    strstr(out, "=== machine host (id 0) ===") &&
+	    strstr(out, "host:      0.001 (  0.001 ms): :/10 openat("),
+	    "one summary section per machine; this one's lines say host");
+	sv_free(v);
+	free(out);
+}
+
+int main(void)
+{
+	nr_openat = pbt_syscall_nr("openat");
+	nr_getppid = pbt_syscall_nr("getppid");
+	nr_read = pbt_syscall_nr("read");
+	nr_exit_group = pbt_syscall_nr("exit_group");
+	build();
+	test_calls();
+	test_stddev();
+	test_filters();
+	test_pieces();
+	test_machines();
+	/* for a look with valgrind: tracectl report -s on the same bytes */
+	if (getenv("SV_TEST_DUMP")) {
+		FILE *f = fopen(getenv("SV_TEST_DUMP"), "w");
+
+		tap(f && fwrite(trace, 1, trace_len, f) == trace_len && !fclose(f),
+		    "trace written to $SV_TEST_DUMP");
+	}
+	printf("1..%d\n", nr_tests);
+	return nr_failed ? 1 : 0;
+}

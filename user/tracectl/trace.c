@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tracectl: tracectl trace: syscalls live, as perf trace shows them.
+ *
+ * A streaming session like record's (traced writes the file as it goes,
+ * flushing every STREAM_PERIOD_MS) with raw_syscalls and the events that
+ * name threads; tracectl reads the growing file and prints calls up to a
+ * time HOLD_MS in the past, so events of a CPU whose chunk is flushed
+ * later still sort in before they are paired. At the end (the command's
+ * exit, Ctrl-C, -t) the session is stopped, traced finishes the file and
+ * the rest is printed with the pending calls and -s's summary.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <sys/wait.h>
+
+#include "tracectl.h"
+
+#define HOLD_MS (2 * STREAM_PERIOD_MS + 500)
+
+static const struct option trace_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "expr", required_argument, NULL, 'e' },
+	{ "duration", required_argument, NULL, OPT_SV_DURATION },
+	{ "failure", no_argument, NULL, OPT_SV_FAILURE },
+	{ "summary", no_argument, NULL, 's' },
+	{ "summary-only", no_argument, NULL, OPT_SV_SUMMARY_ONLY },
+	{ "output", required_argument, NULL, 'o' },
+	{ "time", required_argument, NULL, 't' },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct trace_run {
+	struct sv_opts vo;
+	bool all;
+	const char *output;		/* -o, else a temporary file */
+	char tmp[64];
+	long long time_ms;		/* -t; 0: until the end */
+	char **cmd;			/* -- CMD ARGS */
+	pid_t child;
+	int status;			/* the child's, from waitpid */
+	bool child_done;
+	bool child_ran;			/* continued into CMD */
+	int fd;				/* the file, once traced made it */
+	uint64_t off;			/* what the view has of it */
+};
+
+static int parse_trace(int argc, char **argv, struct trace_run *r)
+{
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:ae:so:t:", trace_options,
+				NULL)) != -1) {
+		if (c == 'a') {
+			r->all = true;
+		} else if (c == 'o') {
+			r->output = optarg;
+		} else if (c == 't') {
+			r->time_ms = parse_duration_ms(optarg);
+			if (r->time_ms <= 0)
+				return usage_error("-t wants a duration like 500ms, 10s or 2m, not '%s'", optarg);
+		} else {
+			ret = parse_view_opt(c, optarg, &r->vo);
+			if (ret)
+				return ret < 0 ? usage_error("bad option") : ret;
+		}
+	}
+	if (optind < argc)
+		r->cmd = argv + optind;
+	if (!r->cmd && !r->all && !r->vo.filter.nr_pids)
+		return usage_error("trace what? '-- CMD ARGS' (a command), -p PID (a running one) or -a (everything)");
+	if (r->cmd && r->vo.filter.nr_pids)
+		return usage_error("-p and -- CMD exclude each other: trace a command or attach to PIDs");
+	return EXIT_OK;
+}
+
+/*
+ * The child stops itself, and once the session runs it is continued and
+ * becomes CMD: traced from its first instruction, as strace and perf
+ * trace do. A stop rather than a pipe to wait on: a pipe's read and close
+ * would be the child's own calls in the trace, which strace -f never shows.
+ */
+static int spawn(struct trace_run *r)
+{
+	int st;
+
+	r->child = fork();
+	if (r->child < 0) {
+		errf("fork: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (!r->child) {
+		raise(SIGSTOP);
+		execvp(r->cmd[0], r->cmd);
+		fprintf(stderr, "tracectl: cannot run '%s': %s\n", r->cmd[0],
+			strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(r->child, &st, WUNTRACED) != r->child || !WIFSTOPPED(st)) {
+		errf("'%s' (pid %d) did not wait for the session to start",
+		     r->cmd[0], (int)r->child);
+		r->child_done = !WIFSTOPPED(st);
+		r->status = st;
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* -p PID: the process's threads too (the kernel's filter is per thread). */
+static void add_threads(uint32_t pid, struct start_opts *o)
+{
+	char path[64];
+	struct dirent *d;
+	uint32_t tid;
+	DIR *dir;
+
+	if (o->nr_pids < PBTRACE_MAX_PIDS)
+		o->pids[o->nr_pids++] = pid;
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir)) && o->nr_pids < PBTRACE_MAX_PIDS)
+		if (!parse_u32(d->d_name, &tid) && tid != pid)
+			o->pids[o->nr_pids++] = tid;
+	if (dir)
+		closedir(dir);
+}
+
+static void trace_events(struct pbt_nl *nl, struct start_opts *o)
+{
+	static const char *const wanted[] = {
+		"raw_syscalls/sys_enter", "raw_syscalls/sys_exit",
+		"sched/sched_process_fork", "sched/sched_process_exec",
+		"sched/sched_process_exit", "sched/sched_process_free",
+		"task/task_newtask", "task/task_rename",
+	};
+	struct event_list *l = calloc(1, sizeof(*l));
+	bool listed = l && !pbt_nl_list_events(nl, collect_event, l);
+	size_t i;
+
+	/* A kernel without a task event still names threads by the rest;
+	 * one without raw_syscalls is refused by prepare(), with why. */
+	for (i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
+		if (!listed || i < 2 || event_state(l, wanted[i]) == 1)
+			o->events[o->nr_events++] = wanted[i];
+	free(l);
+}
+
+static void set_options(struct pbt_nl *nl, struct trace_run *r,
+			struct start_opts *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->fill = -1;
+	o->duration_ms = -1;
+	o->output = r->output ? r->output : r->tmp;
+	trace_events(nl, o);
+	if (r->cmd)
+		o->pids[o->nr_pids++] = (uint32_t)r->child;
+	for (i = 0; !r->all && i < r->vo.filter.nr_pids; i++)
+		add_threads((uint32_t)r->vo.filter.pids[i], o);
+	if (r->all)
+		o->nr_pids = 0;
+}
+
+/* -e into the kernel: it records only these syscalls. */
+static void kernel_filter(const struct trace_run *r, struct session *s)
+{
+	const struct sv_filter *f = &r->vo.filter;
+	uint32_t nrs[PBTRACE_MAX_SYSCALLS];
+	size_t i, b, n = 0;
+
+	if (!f->has_set)
+		return;
+	for (i = 0; i < SV_NR_MAX; i++) {
+		if (f->set[i] == f->exclude || !pbt_syscall_name(i))
+			continue;
+		if (n == PBTRACE_MAX_SYSCALLS)
+			return;		/* too many: the view filters alone */
+		nrs[n++] = (uint32_t)i;
+	}
+	for (b = 0; b < s->spec.nr_buffers; b++) {
+		memcpy(s->spec.buffers[b].syscalls, nrs, n * sizeof(nrs[0]));
+		s->spec.buffers[b].nr_syscalls = n;
+	}
+}
+
+/* -- CMD: its children join the pid filter as they are forked. */
+static void follow_forks(const struct trace_run *r, struct session *s)
+{
+	size_t b;
+
+	for (b = 0; r->cmd && b < s->spec.nr_buffers; b++)
+		s->spec.buffers[b].follow_forks = true;
+}
+
+static void hide_ourselves(struct pbt_nl *nl, struct trace_run *r)
+{
+	struct sv_filter *f = &r->vo.filter;
+	uint32_t pid = 0;
+
+	f->hide[f->nr_hide++] = getpid();
+	if (!pbt_nl_daemon_pid(nl, &pid) && pid)
+		f->hide[f->nr_hide++] = (int32_t)pid;
+}
+
+static bool child_exited(struct trace_run *r)
+{
+	if (r->cmd && !r->child_done && waitpid(r->child, &r->status, WNOHANG) == r->child)
+		r->child_done = true;
+	return r->child_done;
+}
+
+/* Prints as the file grows, until the end; 1 when traced ended the
+ * session itself, -1 when traced went away, else 0. */
+static int follow(struct pbt_nl *nl, struct session *s, struct trace_run *r,
+		  struct sv_view *v)
+{
+	struct pollfd pfd = { .fd = pbt_nl_notify_fd(nl), .events = POLLIN };
+	uint64_t t0 = monotonic_ms();
+	struct progress p = { 0 };
+	int d;
+
+	for (;;) {
+		d = drain_notifications(nl, s->id, s->error, sizeof(s->error));
+		if (d < 0)
+			return -1;
+		if (d > 0 || (!poll_session(nl, s->id, s->output, &p) && p.gone))
+			return 1;
+		if (r->fd < 0)
+			r->fd = open(s->output, O_RDONLY);
+		if (r->fd >= 0 && feed_file(v, s->output, r->fd, &r->off, false))
+			return 0;	/* said why; the rest at the end */
+		sv_flush(v, boottime_ns() - HOLD_MS * 1000000ull);
+		if (interrupted || child_exited(r) ||
+		    (r->time_ms && monotonic_ms() - t0 >= (uint64_t)r->time_ms))
+			return 0;
+		poll(&pfd, 1, WAIT_TICK_MS);
+	}
+}
+
+/* Stop, let traced finish the file, print the rest and the summary. */
+static int finish(struct pbt_nl *nl, struct session *s, struct trace_run *r,
+		  bool running, struct sv_view *v)
+{
+	struct progress p = { 0 };
+	int ret = EXIT_OK;
+
+	interrupted = 0;	/* the Ctrl-C that ended tracing is used up */
+	if (running) {
+		ret = stop_session(nl, s->id);
+		if (!ret && !poll_session(nl, s->id, s->output, &p) && p.lost)
+			errf("the kernel lost %llu events of this session (buffer full): the calls they belonged to are missing or pending below",
+			     (unsigned long long)p.lost);
+		if (!ret)
+			ret = wait_file_done(nl, s->id, s->output, s->error,
+					     sizeof(s->error));
+	}
+	if (r->fd < 0)
+		r->fd = open(s->output, O_RDONLY);
+	if (r->fd < 0) {
+		errf("cannot read %s: %s", s->output, strerror(errno));
+		/* traced may have said why it could not write it */
+		if (!ret)
+			ret = check_finished(s->id, NULL, s->error, NULL);
+		return ret ? ret : EXIT_FAIL;
+	}
+	if (feed_file(v, s->output, r->fd, &r->off, true) && !ret)
+		ret = EXIT_FAIL;
+	sv_finish(v);
+	if (!ret)
+		ret = check_finished(s->id, s->output, s->error, NULL);
+	return ret;
+}
+
+/* An -o that exists is truncated now, as traced would, so the view never
+ * reads an old file's packets before traced opens it. */
+static int make_output(struct trace_run *r)
+{
+	int fd;
+
+	if (r->output) {
+		fd = open(r->output, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		return EXIT_OK;
+	}
+	snprintf(r->tmp, sizeof(r->tmp), "/tmp/tracectl-trace-XXXXXX.pftrace");
+	fd = mkstemps(r->tmp, 8);
+	if (fd < 0) {
+		errf("cannot create a temporary trace file in /tmp: %s: give one with -o FILE",
+		     strerror(errno));
+		return EXIT_BAD_OUTPUT;
+	}
+	close(fd);
+	return EXIT_OK;
+}
+
+static int setup(struct pbt_nl *nl, struct trace_run *r, struct session *s)
+{
+	struct start_opts o;
+	char name[PBTRACE_NAME_MAX];
+	int ret = make_output(r);	/* before the options name it */
+
+	if (ret)
+		return ret;
+	set_options(nl, r, &o);
+	snprintf(name, sizeof(name), "trace-%d", (int)getpid());
+	o.name = name;
+	ret = prepare(nl, &o, s);
+	if (ret)
+		return ret;
+	kernel_filter(r, s);
+	follow_forks(r, s);
+	hide_ourselves(nl, r);
+	if (pbt_nl_subscribe(nl))
+		return nl_fail(nl, -EIO, "subscribing to notifications");
+	return create_and_start(nl, s);
+}
+
+/* CMD's status when there is one, as strace and perf trace exit. */
+static int exit_code(struct trace_run *r, int ret)
+{
+	if (!r->cmd || !r->child_ran)
+		return ret;	/* CMD never ran: why tracing did not start */
+	if (!r->child_done) {
+		errf("'%s' (pid %d) still runs, no longer traced", r->cmd[0],
+		     (int)r->child);
+		return ret ? ret : EXIT_INTERRUPTED;
+	}
+	if (WIFSIGNALED(r->status))
+		return 128 + WTERMSIG(r->status);
+	return WEXITSTATUS(r->status) ? WEXITSTATUS(r->status) : ret;
+}
+
+static int run(struct pbt_nl *nl, struct trace_run *r, struct session *s)
+{
+	struct sv_view *v;
+	int ret, f;
+
+	if (r->cmd && spawn(r))
+		return EXIT_FAIL;
+	ret = setup(nl, r, s);
+	if (r->cmd && ret) {
+		kill(r->child, SIGKILL);	/* never ran CMD: said why */
+		r->child_done = waitpid(r->child, &r->status, 0) == r->child;
+		return ret;
+	}
+	if (r->cmd)
+		r->child_ran = !kill(r->child, SIGCONT);
+	v = ret ? NULL : sv_new(&r->vo);
+	if (!ret && !v)
+		ret = EXIT_FAIL;
+	if (ret)
+		return ret;
+	fprintf(stderr, "tracing syscalls of %s into %s%s\n",
+		r->cmd ? r->cmd[0] : r->all ? "every thread" : "the given pids",
+		s->output, r->cmd ? "" : " until Ctrl-C");
+	f = follow(nl, s, r, v);
+	if (f < 0) {
+		errf("traced went away: the data stays in the kernel until traced restarts and writes %s",
+		     s->output);
+		ret = EXIT_NO_TRACED;
+	} else {
+		ret = finish(nl, s, r, f == 0, v);
+	}
+	sv_free(v);
+	return ret;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_run r = { .vo = { .out = stdout, .lines = true }, .fd = -1 };
+	struct session s = { 0 };
+	struct pbt_nl *nl;
+	int ret;
+
+	ret = parse_trace(argc, argv, &r);
+	if (ret)
+		return ret;
+	nl = open_nl(&ret);
+	if (!nl)
+		return ret;
+	ret = run(nl, &r, &s);
+	if (r.fd >= 0)
+		close(r.fd);
+	if (!r.output && r.tmp[0])
+		unlink(r.tmp);
+	session_free(&s);
+	pbt_nl_close(nl);
+	return exit_code(&r, ret);
+}
