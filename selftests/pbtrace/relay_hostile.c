@@ -21,6 +21,17 @@
  *                                    and right proofs
  *   relay_hostile silent PORT SECS   a dead host: listens on 127.0.0.1,
  *                                    accepts and reads, never answers
+ *
+ * Single connections for the identity tests (relay_identity_test.sh);
+ * each prints what the host answered and exits 0 only if it was admitted:
+ *
+ *   relay_hostile join PORT NAME HINT      vsock: HELLO, WELCOME, GOODBYE;
+ *                                          prints "welcome ID"
+ *   relay_hostile tcpjoin PORT KEY NAME HINT   TCP: HELLO, AUTH with KEY,
+ *                                          a PING answered, GOODBYE
+ *   relay_hostile squat PORT NAME HINT SECS    TCP: HELLO (a replayed
+ *                                          hint), then holds SECS without
+ *                                          AUTH; prints "welcome ID"
  */
 #include <errno.h>
 #include <poll.h>
@@ -140,6 +151,22 @@ static size_t hello_named(uint8_t *b, uint8_t h, uint32_t seq,
 static size_t hello(uint8_t *b, uint8_t h, uint32_t seq)
 {
 	return hello_named(b, h, seq, "hostile");
+}
+
+/* HELLO named @name with the hint of 32 hex digits @hex; 0 if bad hex. */
+static size_t hello_hint(uint8_t *b, const char *name, const char *hex)
+{
+	size_t n = hello_named(b, 0x42, 0, name);
+	unsigned int i, v;
+
+	if (strlen(hex) != 32)
+		return 0;
+	for (i = 0; i < 16; i++) {
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return 0;
+		b[16 + i] = (uint8_t)v;
+	}
+	return n;
 }
 
 /* The pings= of the machine named @name in endpoint_stats, or -1. */
@@ -377,6 +404,115 @@ static void tcp_tests(void)
 	    "a replayed AUTH: host closed (%d), auth_failed +1", closed);
 }
 
+/* GOODBYE (type 8), reason 0, as sequence @seq. */
+static size_t goodbye(uint8_t *b, uint32_t seq)
+{
+	header(b, 8, 4, seq);
+	put32(b + 16, 0);
+	return 20;
+}
+
+/* vsock: HELLO, expect WELCOME; the machine id or -1 if refused. */
+static int join(const char *name, const char *hint)
+{
+	uint8_t b[512], w[88];
+	size_t n = hello_hint(b, name, hint);
+	int fd, id = -1;
+
+	if (!n)
+		return -2;
+	fd = connect_ep();
+	send_all(fd, b, n);
+	if (!recv_n(fd, w, sizeof(w)) && w[5] == 2) {
+		id = (int)get32(w + 16);
+		send_all(fd, b, goodbye(b, 1));
+		host_closes(fd);
+	}
+	close(fd);
+	return id;
+}
+
+/*
+ * TCP: HELLO, WELCOME (the host's proof checked with @hexkey), AUTH, a
+ * PING: admitted if it is answered. Returns WELCOME's id or -1.
+ */
+static int tcpjoin(const char *hexkey, const char *name, const char *hint)
+{
+	uint8_t h[512], w[88], mac[32], b[256];
+	size_t hl = hello_hint(h, name, hint), n;
+	int fd, id = -1;
+
+	if (!hl)
+		return -2;
+	fd = connect_ep();
+	send_all(fd, h, hl);
+	if (recv_n(fd, w, sizeof(w)) || w[5] != 2)
+		goto out;
+	if (proof("pbtrace-relay-v1 host", h + 32, w + 24, NULL, 0, hexkey,
+		  mac) || memcmp(mac, w + 56, 32)) {
+		printf("# the host's proof does not check with this key\n");
+		goto out;
+	}
+	proof("pbtrace-relay-v1 relay", w + 24, h + 32, h + 16, hl - 16,
+	      hexkey, mac);
+	n = auth(b, mac);
+	n += ping(b + n, 7, 2);
+	send_all(fd, b, n);
+	if (!recv_n(fd, b, 72) && b[5] == 7 && b[16] == 7) {
+		id = (int)get32(w + 16);
+		send_all(fd, b, goodbye(b, 3));
+		host_closes(fd);
+	}
+out:
+	close(fd);
+	return id;
+}
+
+/* TCP: HELLO and WELCOME, then nothing for @secs: a replayed hint. */
+static int squat(const char *name, const char *hint, unsigned int secs)
+{
+	uint8_t b[512], w[88];
+	size_t n = hello_hint(b, name, hint);
+	int fd, id = -1;
+
+	if (!n)
+		return -2;
+	fd = connect_ep();
+	send_all(fd, b, n);
+	if (!recv_n(fd, w, sizeof(w)) && w[5] == 2)
+		id = (int)get32(w + 16);
+	printf("welcome %d\n", id);
+	fflush(stdout);
+	sleep(secs);
+	close(fd);
+	return id;
+}
+
+static int one_conn(int argc, char **argv)
+{
+	int id = -3;
+
+	if (argc < 5 || sscanf(argv[2], "%u", &port) != 1)
+		return 2;
+	if (!strcmp(argv[1], "join") && argc == 5) {
+		id = join(argv[3], argv[4]);
+	} else if (!strcmp(argv[1], "tcpjoin") && argc == 6) {
+		use_tcp = 1;
+		id = tcpjoin(argv[3], argv[4], argv[5]);
+	} else if (!strcmp(argv[1], "squat") && argc == 6) {
+		use_tcp = 1;
+		return squat(argv[3], argv[4], (unsigned int)atoi(argv[5])) > 0 ?
+		       0 : 1;
+	}
+	if (id == -3 || id == -2)
+		return 2;
+	if (id < 0)
+		printf("refused\n");
+	else
+		printf("welcome %d\n", id);
+	return id > 0 ? 0 : 1;
+}
+
 /* Accept relays and swallow what they send, for @secs seconds. */
 static int silent_host(unsigned int secs)
 {
@@ -408,6 +544,14 @@ int main(int argc, char **argv)
 	uint8_t b[4096];
 	size_t n;
 
+	if (argc >= 5 && (!strcmp(argv[1], "join") ||
+			  !strcmp(argv[1], "tcpjoin") || !strcmp(argv[1], "squat"))) {
+		int rc = one_conn(argc, argv);
+
+		if (rc == 2)
+			fprintf(stderr, "usage: relay_hostile join PORT NAME HINT | tcpjoin PORT KEY NAME HINT | squat PORT NAME HINT SECS\n");
+		return rc;
+	}
 	if (argc == 4 && !strcmp(argv[1], "silent") &&
 	    sscanf(argv[2], "%u", &port) == 1)
 		return silent_host((unsigned int)atoi(argv[3]));
