@@ -92,11 +92,13 @@ if insmod "$KO" endpoint=vsock:$PORT endpoint_machines=1:mapped,3:web1 \
 	check "CID 1 calling itself web1 (CID 3's name): refused ($R), identity_refused ${before:-none} -> $(ep_stat identity_refused)" \
 		eval '[[ $R == refused && $(ep_stat identity_refused) == $((before + 1)) ]]'
 	check "no machine named web1" eval '! grep -q " name=web1 " $P/endpoint_stats'
-	check "a bad endpoint_machines entry is refused at load" \
-		eval 'rmmod pbtrace && ! insmod "$KO" endpoint=vsock:$PORT endpoint_machines=3web1 2>/dev/null'
 else
 	not_ok "insmod endpoint_machines=1:mapped,3:web1"
 fi
+rmmod pbtrace 2>/dev/null
+check "a bad endpoint_machines entry is refused at load" \
+	eval '! insmod "$KO" endpoint=vsock:$PORT endpoint_machines=3web1 2>/dev/null'
+rmmod pbtrace 2>/dev/null
 
 # ---- TCP: a replayed hint before AUTH, per-relay keys ----
 VICTIM=$(hint 5001)
@@ -111,10 +113,10 @@ if insmod "$KO" endpoint=tcp:$TPORT relay_key=$KEY0; then
 		grep -q "^welcome [1-9]" /tmp/id.out
 	kill $SQ 2>/dev/null
 	wait $SQ 2>/dev/null
-	rmmod pbtrace
 else
 	not_ok "insmod endpoint=tcp:$TPORT"
 fi
+rmmod pbtrace 2>/dev/null
 if insmod "$KO" endpoint=tcp:$TPORT relay_key=$KEY0 endpoint_keys=web1:$KEY1; then
 	ok "insmod endpoint_keys=web1:KEY1"
 	before=$(ep_stat auth_failed)
