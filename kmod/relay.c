@@ -27,6 +27,7 @@
 #include <linux/timekeeping.h>
 #include <linux/inet.h>
 #include <linux/random.h>
+#include <linux/fs.h>
 #include <crypto/hash.h>
 #include <crypto/algapi.h>
 #include <net/sock.h>
@@ -44,20 +45,18 @@ module_param(relay_name, charp, 0444);
 MODULE_PARM_DESC(relay_name, "machine name sent to the host (default: utsname sysname)");
 static char *relay_hint;
 module_param(relay_hint, charp, 0444);
-MODULE_PARM_DESC(relay_hint, "machine-id hint, 32 hex digits (default: from utsname and boot time)");
+MODULE_PARM_DESC(relay_hint, "machine-id hint, 32 hex digits (default: the boot_id)");
 
 /* Shared by relay and endpoint; perm 0: never shown in sysfs. */
 static char *relay_key;
 module_param(relay_key, charp, 0);
 MODULE_PARM_DESC(relay_key, "TCP shared key, 32 to 128 hex digits (relay and endpoint)");
 
-#define KEY_MAX		64
 #define LABEL_HOST	"pbtrace-relay-v1 host"
 #define LABEL_RELAY	"pbtrace-relay-v1 relay"
 #define HELLO_RAW_MAX	400		/* largest HELLO payload is 389 */
 
-static u8 key[KEY_MAX];
-static size_t key_len;
+static struct pbt_key key;
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	30000
@@ -193,25 +192,38 @@ void pbt_clocks(u64 *c)
 
 /* ---- TCP's shared key ---- */
 
+/* @n hex digits at @hex (not NUL-terminated) into @k; 0 or -EINVAL. */
+int pbt_key_parse(struct pbt_key *k, const char *hex, size_t n)
+{
+	if (n % 2 || n < 32 || n > 2 * PBT_KEY_MAX ||
+	    hex2bin(k->b, hex, n / 2))
+		return -EINVAL;
+	k->len = n / 2;
+	return 0;
+}
+
 static int key_parse(void)
 {
 	size_t n = relay_key ? strlen(relay_key) : 0;
 
 	if (!n)
 		return 0;
-	if (n % 2 || n < 32 || n > 2 * KEY_MAX ||
-	    hex2bin(key, relay_key, n / 2)) {
+	if (pbt_key_parse(&key, relay_key, n)) {
 		pr_err("pbtrace: relay_key must be 32 to %d hex digits\n",
-		       2 * KEY_MAX);
+		       2 * PBT_KEY_MAX);
 		return -EINVAL;
 	}
-	key_len = n / 2;
 	return 0;
+}
+
+const struct pbt_key *pbt_shared_key(void)
+{
+	return key.len ? &key : NULL;
 }
 
 bool pbt_have_key(void)
 {
-	return key_len > 0;
+	return key.len > 0;
 }
 
 int pbt_key_init(void)
@@ -220,7 +232,8 @@ int pbt_key_init(void)
 }
 
 /* HMAC-SHA256(key, parts...) into @mac. */
-static int hmac_sha256(const struct kvec *parts, int n, u8 *mac)
+static int hmac_sha256(const struct pbt_key *k, const struct kvec *parts,
+		       int n, u8 *mac)
 {
 	struct crypto_shash *tfm;
 	int i, ret;
@@ -228,7 +241,7 @@ static int hmac_sha256(const struct kvec *parts, int n, u8 *mac)
 	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
 	if (IS_ERR(tfm))
 		return PTR_ERR(tfm);
-	ret = crypto_shash_setkey(tfm, key, key_len);
+	ret = crypto_shash_setkey(tfm, k->b, k->len);
 	if (!ret) {
 		SHASH_DESC_ON_STACK(desc, tfm);
 
@@ -245,7 +258,8 @@ static int hmac_sha256(const struct kvec *parts, int n, u8 *mac)
 	return ret;
 }
 
-int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac)
+int pbt_proof_host(const struct pbt_key *k, const u8 *relay_nonce,
+		   const u8 *host_nonce, u8 *mac)
 {
 	struct kvec parts[] = {
 		{ LABEL_HOST, sizeof(LABEL_HOST) - 1 },
@@ -253,11 +267,12 @@ int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac)
 		{ (void *)host_nonce, FRAME_NONCE_LEN },
 	};
 
-	return hmac_sha256(parts, ARRAY_SIZE(parts), mac);
+	return hmac_sha256(k, parts, ARRAY_SIZE(parts), mac);
 }
 
-int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
-		    const u8 *hello, size_t hello_len, u8 *mac)
+int pbt_proof_relay(const struct pbt_key *k, const u8 *host_nonce,
+		    const u8 *relay_nonce, const u8 *hello, size_t hello_len,
+		    u8 *mac)
 {
 	struct kvec parts[] = {
 		{ LABEL_RELAY, sizeof(LABEL_RELAY) - 1 },
@@ -266,7 +281,7 @@ int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
 		{ (void *)hello, hello_len },
 	};
 
-	return hmac_sha256(parts, ARRAY_SIZE(parts), mac);
+	return hmac_sha256(k, parts, ARRAY_SIZE(parts), mac);
 }
 
 /* ---- identity ---- */
@@ -281,15 +296,44 @@ static u64 fnv1a(u64 h, const char *s)
 }
 
 /*
+ * The kernel's random boot id, as userspace reads it: the 36-character
+ * UUID of /proc/sys/kernel/random/boot_id (random.c makes it on the first
+ * read and keeps it), its 32 hex digits in order.
+ */
+static int relay_boot_id(u8 *hint)
+{
+	char text[40], hex[2 * FRAME_HINT_LEN];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int i, j;
+
+	f = filp_open("/proc/sys/kernel/random/boot_id", O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, text, sizeof(text) - 1, &pos);
+	filp_close(f, NULL);
+	if (n < 36)
+		return n < 0 ? n : -EIO;
+	for (i = 0, j = 0; i < 36 && j < 2 * FRAME_HINT_LEN; i++)
+		if (text[i] != '-')
+			hex[j++] = text[i];
+	if (j != 2 * FRAME_HINT_LEN || hex2bin(hint, hex, FRAME_HINT_LEN))
+		return -EIO;
+	return 0;
+}
+
+/*
  * The hint must stay the same across reconnects within one boot, so the
- * host gives the guest the same machine id again: a hash of the utsname
- * and the boot time to the second.
+ * host gives the guest the same machine id again: the boot_id, else (no
+ * procfs) a hash of the utsname and the boot time to the second.
  */
 static int relay_make_hint(void)
 {
 	struct new_utsname *u = init_utsname();
 	u64 boot = ktime_get_real_seconds() - ktime_get_boottime_seconds();
 	u64 h = 0xcbf29ce484222325ULL;
+	int ret;
 
 	if (relay_hint) {
 		if (strlen(relay_hint) != 2 * FRAME_HINT_LEN ||
@@ -300,6 +344,11 @@ static int relay_make_hint(void)
 		}
 		return 0;
 	}
+	ret = relay_boot_id(relay_hint_bytes);
+	if (!ret)
+		return 0;
+	pr_info("pbtrace: relay: cannot read the boot_id (%d): the hint is a hash of utsname and boot time\n",
+		ret);
 	h = fnv1a(fnv1a(fnv1a(h, u->nodename), u->release), u->version);
 	memcpy(relay_hint_bytes, &h, 8);
 	memcpy(relay_hint_bytes + 8, &boot, 8);
@@ -761,7 +810,7 @@ static int relay_auth(struct relay_conn *c, const struct frame_welcome *w)
 	struct frame f;
 	int ret;
 
-	ret = pbt_proof_host(c->nonce, w->nonce, mac);
+	ret = pbt_proof_host(&key, c->nonce, w->nonce, mac);
 	if (ret)
 		return ret;
 	if (crypto_memneq(mac, w->mac, FRAME_MAC_LEN)) {
@@ -771,8 +820,8 @@ static int relay_auth(struct relay_conn *c, const struct frame_welcome *w)
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_AUTH;
-	ret = pbt_proof_relay(w->nonce, c->nonce, c->hello, c->hello_len,
-			      f.auth.mac);
+	ret = pbt_proof_relay(&key, w->nonce, c->nonce, c->hello,
+			      c->hello_len, f.auth.mac);
 	if (ret)
 		return ret;
 	return relay_send(c, &f);

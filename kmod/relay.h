@@ -46,11 +46,21 @@ void pbt_clocks(u64 *c);			/* FRAME_NR_CLOCKS values */
  * TCP's shared key (relay_key=HEX, not readable in sysfs) and the proofs
  * of docs/relay-protocol.md, HMAC-SHA256 with the kernel crypto API.
  */
+#define PBT_KEY_MAX	64
+struct pbt_key {
+	u8 b[PBT_KEY_MAX];
+	size_t len;
+};
+
 int pbt_key_init(void);			/* parse relay_key; first */
 bool pbt_have_key(void);
-int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac);
-int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
-		    const u8 *hello, size_t hello_len, u8 *mac);
+const struct pbt_key *pbt_shared_key(void);	/* relay_key, or NULL */
+int pbt_key_parse(struct pbt_key *k, const char *hex, size_t n);
+int pbt_proof_host(const struct pbt_key *k, const u8 *relay_nonce,
+		   const u8 *host_nonce, u8 *mac);
+int pbt_proof_relay(const struct pbt_key *k, const u8 *host_nonce,
+		    const u8 *relay_nonce, const u8 *hello, size_t hello_len,
+		    u8 *mac);
 
 int pbt_relay_init(void);
 void pbt_relay_exit(void);
