@@ -32,6 +32,12 @@
  *   relay_hostile squat PORT NAME HINT SECS    TCP: HELLO (a replayed
  *                                          hint), then holds SECS without
  *                                          AUTH; prints "welcome ID"
+ *   relay_hostile mitm PORT TO SECS   TCP man in the middle from
+ *                                     127.0.0.1:PORT to :TO, for SECS:
+ *                                     on the first connection it changes
+ *                                     a byte of a relay frame after AUTH,
+ *                                     on the second one of a host frame,
+ *                                     then passes everything
  */
 #include <errno.h>
 #include <poll.h>
@@ -512,6 +518,110 @@ static int one_conn(int argc, char **argv)
 	return id > 0 ? 0 : 1;
 }
 
+/* ---- a man in the middle ---- */
+
+struct mitm_dir {
+	int from, to;
+	uint8_t buf[16 + 8 + 262144 + 16];
+	size_t have;
+	unsigned int frames;		/* whole frames passed on */
+	unsigned int flip_at;		/* change frame number this, 0: none */
+	const char *who;
+};
+
+/* Pass on every whole frame in @d, changing one byte of frame flip_at. */
+static void mitm_frames(struct mitm_dir *d)
+{
+	size_t n;
+
+	while (d->have >= 16) {
+		n = 16 + get32(d->buf + 8) + (d->buf[6] & 1 ? 16 : 0);
+		if (n > sizeof(d->buf)) {
+			d->have = 0;	/* not ours to judge: drop it */
+			return;
+		}
+		if (d->have < n)
+			return;
+		if (d->flip_at && d->frames == d->flip_at && n > 24) {
+			d->buf[16 + 8] ^= 0x01;
+			printf("# mitm: changed a byte of %s frame %u (type %u, tagged %d)\n",
+			       d->who, d->frames, d->buf[5], d->buf[6] & 1);
+			fflush(stdout);
+		}
+		send_all(d->to, d->buf, n);
+		d->frames++;
+		d->have -= n;
+		memmove(d->buf, d->buf + n, d->have);
+	}
+}
+
+/* Forward between a relay and the endpoint until either side closes. */
+static void mitm_conn(int relay_fd, int host_fd, unsigned int nr)
+{
+	static struct mitm_dir up, down;
+	struct pollfd p[2] = { { relay_fd, POLLIN, 0 }, { host_fd, POLLIN, 0 } };
+	struct mitm_dir *d;
+	ssize_t r;
+	int i;
+
+	memset(&up, 0, sizeof(up));
+	memset(&down, 0, sizeof(down));
+	up.from = down.to = relay_fd;
+	up.to = down.from = host_fd;
+	up.who = "a relay";
+	down.who = "a host";
+	/* Relay: HELLO 0, AUTH 1, PING 2, 3; host: WELCOME 0, PONG 1, 2. */
+	up.flip_at = nr == 1 ? 3 : 0;
+	down.flip_at = nr == 2 ? 2 : 0;
+	for (;;) {
+		if (poll(p, 2, -1) <= 0)
+			return;
+		for (i = 0; i < 2; i++) {
+			if (!p[i].revents)
+				continue;
+			d = i ? &down : &up;
+			r = recv(d->from, d->buf + d->have,
+				 sizeof(d->buf) - d->have, 0);
+			if (r <= 0)
+				return;
+			d->have += (size_t)r;
+			mitm_frames(d);
+		}
+	}
+}
+
+static int mitm(unsigned int to, unsigned int secs)
+{
+	struct sockaddr_in in = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, a, b;
+	unsigned int nr;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&in, sizeof(in)) || listen(fd, 4)) {
+		perror("relay_hostile mitm: listen");
+		return 1;
+	}
+	alarm(secs);
+	for (nr = 1;; nr++) {
+		a = accept(fd, NULL, NULL);
+		if (a < 0)
+			return 1;
+		port = to;
+		use_tcp = 1;
+		b = connect_ep();
+		printf("# mitm: connection %u\n", nr);
+		fflush(stdout);
+		mitm_conn(a, b, nr);
+		close(a);
+		close(b);
+		port = ntohs(in.sin_port);
+	}
+}
+
 /* Accept relays and swallow what they send, for @secs seconds. */
 static int silent_host(unsigned int secs)
 {
@@ -551,6 +661,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: relay_hostile join PORT NAME HINT | tcpjoin PORT KEY NAME HINT | squat PORT NAME HINT SECS\n");
 		return rc;
 	}
+	if (argc == 5 && !strcmp(argv[1], "mitm") &&
+	    sscanf(argv[2], "%u", &port) == 1)
+		return mitm((unsigned int)atoi(argv[3]),
+			    (unsigned int)atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "silent") &&
 	    sscanf(argv[2], "%u", &port) == 1)
 		return silent_host((unsigned int)atoi(argv[3]));

@@ -22,6 +22,11 @@
 #    no machine: the real relay (right key, same hint) is admitted meanwhile.
 #  * endpoint_keys=web1:KEY1: relay "web1" must prove KEY1, the shared
 #    relay_key is refused for it.
+#  * After AUTH every TCP frame is tagged: a man in the middle
+#    (relay_hostile mitm) that changes one byte of a relay frame is caught
+#    by the endpoint (bad_tag), one of a host frame by the relay
+#    (relay_stats bad_tags); each closes that connection, and the relay,
+#    reconnected through the untouched proxy, is admitted and pinging.
 # Prints TAP. Run from the repo: tools/vm --vsock --no-module -- selftests/pbtrace/relay_identity_test.sh
 set -u
 
@@ -30,12 +35,14 @@ KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
 HOSTILE=$TOP/selftests/pbtrace/build/relay_hostile
 PORT=20021
 TPORT=20022
+MPORT=20023
 KEY0=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 KEY1=a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf
 P=/sys/module/pbtrace/parameters
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
+relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
 hint() { printf '%032x' "$1"; }
 # The machine id relay_hostile was welcomed with, or "refused".
 join() { "$HOSTILE" join $PORT "$@" | sed -n 's/^welcome //p; s/^refused$/refused/p'; }
@@ -142,4 +149,28 @@ if insmod "$KO" endpoint=tcp:$TPORT relay_key=$KEY0 endpoint_keys=web1:$KEY1; th
 else
 	not_ok "insmod endpoint_keys=web1:KEY1"
 fi
+rmmod pbtrace 2>/dev/null
+
+# ---- TCP frames after AUTH are tagged: a man in the middle ----
+"$HOSTILE" mitm $MPORT $TPORT 150 > /tmp/mitm.out &
+MITM=$!
+sleep 0.3
+if insmod "$KO" endpoint=tcp:$TPORT relay=tcp:127.0.0.1:$MPORT relay_key=$KEY0 \
+	relay_name=tagged; then
+	check "a relay frame changed after AUTH: the endpoint closes it, bad_tag $(ep_stat bad_tag)" \
+		wait_for 300 eval '[[ $(ep_stat bad_tag) == 1 ]]'
+	check "a host frame changed: the relay closes it, bad_tags $(relay_stat bad_tags)" \
+		wait_for 300 eval '[[ $(relay_stat bad_tags) == 1 ]]'
+	check "then, untouched, the relay is connected again and its pings answered" \
+		wait_for 300 eval '[[ $(relay_stat connected) == 1 && $(relay_stat connects) -ge 3 ]] &&
+			p=$(relay_stat pongs) && sleep 2.5 && (($(relay_stat pongs) > p))'
+	check "no frame failed another check (bad_flags $(ep_stat bad_flags), bad_seq $(ep_stat bad_seq))" \
+		test "$(ep_stat bad_flags)$(ep_stat bad_seq)" = 00
+	sed 's/^/# /' /tmp/mitm.out
+	grep -E "^(connects|pongs|errors|last_error|bad_tags) " $P/relay_stats | sed 's/^/# relay_stats: /'
+else
+	not_ok "insmod endpoint=tcp:$TPORT relay=tcp:127.0.0.1:$MPORT"
+fi
+kill $MITM 2>/dev/null
+wait $MITM 2>/dev/null
 finish
