@@ -75,7 +75,7 @@ MODULE_PARM_DESC(endpoint_keys, "TCP: NAME:HEX,... the key the relay of each nam
 #define EP_MAX_CONNS	16
 #define EP_MAX_MACHINES	PBT_REMOTE_MAX_MACHINES
 #define EP_IDLE_SECS	30	/* above the longest ping period */
-#define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD)
+#define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
 #define EP_LISTENERS	2
 #define EP_MAX_CIDS	16
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
@@ -127,6 +127,7 @@ struct ep_conn {
 	u64 peer;			/* EP_PEER_x, from ep_identify() */
 	const struct pbt_key *key;	/* TCP: the key its AUTH must prove */
 	u8 hint[FRAME_HINT_LEN];	/* TCP: HELLO's, until AUTH */
+	struct pbt_tags tags;		/* TCP: from AUTH on */
 	struct ep_machine *m;		/* vsock: at HELLO; TCP: at AUTH */
 	bool authed;			/* vsock, or AUTH checked */
 	struct ep_identity id;
@@ -142,7 +143,8 @@ struct ep_conn {
 	u64 pong_reply[FRAME_NR_CLOCKS]; /* host t3 */
 	u8 *rx;
 	size_t have;
-	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX];	/* CONTROL is largest */
+	/* CONTROL is largest */
+	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX + FRAME_TAG_LEN];
 	char events[FRAME_EVENTS_MAX + 1];
 
 	/* The session this machine records for; only this thread uses these. */
@@ -178,7 +180,7 @@ static const char * const ep_reason[FRAME_E_NR] = {
 	[FRAME_E_DIRECTION] = "direction", [FRAME_E_ORDER] = "order",
 	[FRAME_E_PONG] = "pong", [FRAME_E_PAYLOAD] = "payload",
 	[FRAME_E_CHUNK] = "chunk", [FRAME_E_TRUSTED] = "trusted",
-	[FRAME_E_CLOSED] = "closed",
+	[FRAME_E_CLOSED] = "closed", [FRAME_E_TAG] = "tag",
 };
 
 static struct {
@@ -445,7 +447,10 @@ static int ep_send(struct ep_conn *c, struct frame *f)
 {
 	size_t n;
 
-	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx, sizeof(c->tx), f);
+	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx,
+			  sizeof(c->tx) - FRAME_TAG_LEN, f);
+	if (n && c->tags.tx)
+		n = pbt_tag_frame(c->tags.tx, c->tx, n);
 	if (!n)
 		return -EINVAL;
 	return pbt_send_all(c->sock, c->tx, n);
@@ -862,7 +867,11 @@ static int ep_auth(struct ep_conn *c, const struct frame_auth *a)
 				    c->who);
 		return -EACCES;
 	}
-	ret = ep_machine_reserve(c, c->hint);
+	/* From here on every frame, either way, is tagged. */
+	ret = pbt_tags_init(&c->tags, c->key, c->host_nonce, c->relay_nonce,
+			    a->mac, true);
+	if (!ret)
+		ret = ep_machine_reserve(c, c->hint);
 	if (ret)
 		return ret;
 	ep_machine_commit(c);
@@ -951,6 +960,12 @@ static int ep_parse(struct ep_conn *c, const u64 *recv)
 		}
 		if (n <= 0)
 			break;
+		if ((c->rx[off + 6] & FRAME_F_TAG) &&
+		    (!c->tags.rx || !pbt_tag_ok(c->tags.rx, c->rx + off, n))) {
+			c->bad = FRAME_E_TAG;
+			ret = -EBADMSG;
+			break;
+		}
 		ret = ep_handle(c, &f, c->rx + off + FRAME_HDR_LEN,
 				n - FRAME_HDR_LEN, recv);
 		off += n;
@@ -1033,6 +1048,7 @@ static void ep_conn_free(struct ep_conn *c)
 	kthread_stop(c->task);
 	put_task_struct(c->task);
 	sock_release(c->sock);
+	pbt_tags_free(&c->tags);
 	kvfree(c->scratch);
 	kvfree(c->next_seq);
 	kvfree(c->rx);

@@ -38,6 +38,9 @@
  *                                     a byte of a relay frame after AUTH,
  *                                     on the second one of a host frame,
  *                                     then passes everything
+ *
+ * After AUTH every TCP frame carries a tag (docs/relay-protocol.md); the
+ * tags here come from the openssl command too.
  */
 #include <errno.h>
 #include <poll.h>
@@ -306,6 +309,41 @@ static int proof(const char *label, const uint8_t *a, const uint8_t *b,
 	return openssl_hmac(buf, n + 64 + c_len, hexkey, mac);
 }
 
+/*
+ * The relay->host tag key, as hex for openssl: HMAC-SHA256(key, label ||
+ * host nonce || relay nonce || relay proof).
+ */
+static int tag_key(const char *hexkey, const uint8_t *hn, const uint8_t *rn,
+		   const uint8_t *relay_proof, char *hex)
+{
+	static const char label[] = "pbtrace-relay-v2 relay->host";
+	uint8_t buf[256], dk[32];
+	size_t n = strlen(label);
+	int i;
+
+	memcpy(buf, label, n);
+	memcpy(buf + n, hn, 32);
+	memcpy(buf + n + 32, rn, 32);
+	memcpy(buf + n + 64, relay_proof, 32);
+	if (openssl_hmac(buf, n + 96, hexkey, dk))
+		return -1;
+	for (i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", dk[i]);
+	return 0;
+}
+
+/* Flag the @n-byte frame at @f tagged and append its tag; new length. */
+static size_t tag_frame(uint8_t *f, size_t n, const char *tag_hex)
+{
+	uint8_t mac[32];
+
+	f[6] = 1;
+	if (openssl_hmac(f, n, tag_hex, mac))
+		exit(1);
+	memcpy(f + n, mac, 16);
+	return n + 16;
+}
+
 /* Read exactly @n bytes within 5 s. */
 static int recv_n(int fd, uint8_t *b, size_t n)
 {
@@ -357,6 +395,7 @@ static void tcp_tests(void)
 {
 	static const char wrong[] = "ffeeddccbbaa99887766554433221100";
 	uint8_t h[512], hn[32], mac[32], good[32], b[256];
+	char tk[65];
 	long before, hellos;
 	size_t hl, n;
 	int fd, host_ok, closed;
@@ -390,12 +429,13 @@ static void tcp_tests(void)
 	fd = handshake(0x73, h, &hl, hn, &host_ok);
 	proof("pbtrace-relay-v1 relay", hn, h + 16 + 16, h + 16, hl - 16,
 	      key_hex, good);
+	tag_key(key_hex, hn, h + 32, good, tk);
 	n = auth(b, good);
-	n += ping(b + n, 9, 2);
+	n += tag_frame(b + n, ping(b + n, 9, 2), tk);
 	send_all(fd, b, n);
-	tap(!recv_n(fd, b, 72) && b[5] == 7 && b[16] == 9 &&
+	tap(!recv_n(fd, b, 72 + 16) && b[5] == 7 && b[6] == 1 && b[16] == 9 &&
 	    ep_stat("hellos") == hellos + 1,
-	    "AUTH with the right key (openssl's HMAC): machine admitted, PING answered");
+	    "AUTH with the right key (openssl's HMAC), a tagged PING: machine admitted, a tagged PONG");
 	close(fd);
 	usleep(100000);
 
@@ -447,6 +487,7 @@ static int tcpjoin(const char *hexkey, const char *name, const char *hint)
 	uint8_t h[512], w[88], mac[32], b[256];
 	size_t hl = hello_hint(h, name, hint), n;
 	int fd, id = -1;
+	char tk[65];
 
 	if (!hl)
 		return -2;
@@ -460,12 +501,13 @@ static int tcpjoin(const char *hexkey, const char *name, const char *hint)
 		printf("# the host's proof does not check with this key\n");
 	proof("pbtrace-relay-v1 relay", w + 24, h + 32, h + 16, hl - 16,
 	      hexkey, mac);
+	tag_key(hexkey, w + 24, h + 32, mac, tk);
 	n = auth(b, mac);
-	n += ping(b + n, 7, 2);
+	n += tag_frame(b + n, ping(b + n, 7, 2), tk);
 	send_all(fd, b, n);
-	if (!recv_n(fd, b, 72) && b[5] == 7 && b[16] == 7) {
+	if (!recv_n(fd, b, 72 + 16) && b[5] == 7 && b[16] == 7) {
 		id = (int)get32(w + 16);
-		send_all(fd, b, goodbye(b, 3));
+		send_all(fd, b, tag_frame(b, goodbye(b, 3), tk));
 		host_closes(fd);
 	}
 out:
