@@ -863,8 +863,10 @@ static int ep_auth(struct ep_conn *c, const struct frame_auth *a)
 		return ret;
 	if (crypto_memneq(mac, a->mac, FRAME_MAC_LEN)) {
 		atomic_inc(&ep_stats.auth_failed);
-		pr_info_ratelimited("pbtrace: endpoint: %s failed the shared-key check, closing\n",
-				    c->who);
+		pr_info_ratelimited("pbtrace: endpoint: %s (\"%s\") failed the key check (%s), closing\n",
+				    c->who, c->id.name,
+				    c->key == pbt_shared_key() ? "relay_key" :
+				    "its endpoint_keys entry");
 		return -EACCES;
 	}
 	/* From here on every frame, either way, is tagged. */

@@ -934,7 +934,7 @@ static int relay_auth(struct relay_conn *c, const struct frame_welcome *w)
 	if (ret)
 		return ret;
 	if (crypto_memneq(mac, w->mac, FRAME_MAC_LEN)) {
-		pr_info("pbtrace: relay: host %s failed the shared-key check\n",
+		pr_info("pbtrace: relay: host %s failed the key check: its key for us (endpoint_keys for our name, else its relay_key) is not our relay_key\n",
 			relay);
 		return -EACCES;
 	}
