@@ -7,13 +7,21 @@
  * another guest. Every byte goes through the core frame parser; a frame it
  * refuses closes that connection and is counted by reason.
  *
- * Each guest gets a small non-zero machine id, kept for its machine-id hint
- * across reconnects. endpoint_stats (a read-only module parameter) shows
- * the counters and the machine table.
+ * Each guest gets a small non-zero machine id. A machine belongs to its
+ * peer (a vsock CID, a TCP relay's own key, else its address): the same
+ * peer with the same hint (a reconnect) or the same name (a reboot) gets
+ * its id back, another peer never does. A peer has at most
+ * EP_PEER_MACHINES slots, and a full table reuses the slot offline
+ * longest that no live session has seen. endpoint_stats (a read-only
+ * module parameter) shows the counters and the machine table.
+ *
+ * endpoint_machines=CID:NAME names a CID's machine on the host's word;
+ * endpoint_keys=NAME:HEX gives a TCP relay a key of its own. Either way
+ * the name is that peer's alone.
  *
  * endpoint=vsock:PORT,tcp:ADDR:PORT listens on both. On TCP a relay must
- * prove it holds relay_key (AUTH) before it is given a machine: until then
- * it holds at most a reserved slot, freed if it fails.
+ * prove it holds its key (AUTH) before it is given a machine: until then
+ * it holds nothing, so a replayed HELLO cannot take another's.
  *
  * Sessions: each connected machine records for the first started session
  * (lowest id) with a buffer whose machine list names it ("*" or its name),
@@ -56,11 +64,18 @@ MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separ
 static unsigned int endpoint_ping_ms = 1000;
 module_param(endpoint_ping_ms, uint, 0444);
 MODULE_PARM_DESC(endpoint_ping_ms, "clock ping period asked of relays, 100..10000 ms (default 1000)");
+static char *endpoint_machines;
+module_param(endpoint_machines, charp, 0444);
+MODULE_PARM_DESC(endpoint_machines, "vsock: CID:NAME,... the machine name of each CID, whatever its HELLO says; no other peer may use it");
+/* Keys: perm 0, never shown in sysfs. */
+static char *endpoint_keys;
+module_param(endpoint_keys, charp, 0);
+MODULE_PARM_DESC(endpoint_keys, "TCP: NAME:HEX,... the key the relay of each name must prove instead of relay_key");
 
 #define EP_MAX_CONNS	16
 #define EP_MAX_MACHINES	PBT_REMOTE_MAX_MACHINES
 #define EP_IDLE_SECS	30	/* above the longest ping period */
-#define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD)
+#define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
 #define EP_LISTENERS	2
 #define EP_MAX_CIDS	16
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
@@ -68,6 +83,12 @@ MODULE_PARM_DESC(endpoint_ping_ms, "clock ping period asked of relays, 100..1000
 #define EP_DONE_JIFFIES	(2 * HZ)	/* a stopped guest's last chunks */
 #define EP_LATE_JIFFIES	(10 * HZ)	/* then what it still sends is counted */
 #define EP_SCRATCH	PBTRACE_REMOTE_READ_MIN	/* one stamped record */
+#define EP_PEER_MACHINES 8		/* machine slots one peer may hold */
+#define EP_MAX_NAMED	16		/* endpoint_machines, endpoint_keys */
+/* Who a machine belongs to: the kind of peer, then its CID, IPv4 or key. */
+#define EP_PEER_CID(cid)	(1ULL << 32 | (cid))
+#define EP_PEER_ADDR(ip)	(2ULL << 32 | (ip))
+#define EP_PEER_KEY(i)		(3ULL << 32 | (i))
 
 /* What a HELLO says, kept until the relay has proved itself (TCP). */
 struct ep_identity {
@@ -83,6 +104,8 @@ struct ep_identity {
 struct ep_machine {
 	u32 id;				/* 0: free slot */
 	bool online;
+	u64 peer;			/* EP_PEER_x: whose it is */
+	u64 last_seen;			/* jiffies64 it went offline */
 	u8 hint[FRAME_HINT_LEN];
 	struct ep_identity ident;	/* its relay's last admitted HELLO */
 	u32 cid;
@@ -100,8 +123,12 @@ struct ep_conn {
 	bool tcp;
 	char who[48];			/* "cid 3" or "10.0.2.2:40000" */
 	u32 cid;
-	struct ep_machine *m;		/* reserved at HELLO */
-	bool m_new;			/* the slot was free before HELLO */
+	u32 addr;			/* TCP: the peer's IPv4, host order */
+	u64 peer;			/* EP_PEER_x, from ep_identify() */
+	const struct pbt_key *key;	/* TCP: the key its AUTH must prove */
+	u8 hint[FRAME_HINT_LEN];	/* TCP: HELLO's, until AUTH */
+	struct pbt_tags tags;		/* TCP: from AUTH on */
+	struct ep_machine *m;		/* vsock: at HELLO; TCP: at AUTH */
 	bool authed;			/* vsock, or AUTH checked */
 	struct ep_identity id;
 	u8 relay_nonce[FRAME_NONCE_LEN];
@@ -116,7 +143,8 @@ struct ep_conn {
 	u64 pong_reply[FRAME_NR_CLOCKS]; /* host t3 */
 	u8 *rx;
 	size_t have;
-	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX];	/* CONTROL is largest */
+	/* CONTROL is largest */
+	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX + FRAME_TAG_LEN];
 	char events[FRAME_EVENTS_MAX + 1];
 
 	/* The session this machine records for; only this thread uses these. */
@@ -152,13 +180,13 @@ static const char * const ep_reason[FRAME_E_NR] = {
 	[FRAME_E_DIRECTION] = "direction", [FRAME_E_ORDER] = "order",
 	[FRAME_E_PONG] = "pong", [FRAME_E_PAYLOAD] = "payload",
 	[FRAME_E_CHUNK] = "chunk", [FRAME_E_TRUSTED] = "trusted",
-	[FRAME_E_CLOSED] = "closed",
+	[FRAME_E_CLOSED] = "closed", [FRAME_E_TAG] = "tag",
 };
 
 static struct {
 	atomic_t accepted, refused, hellos, pings, chunks, goodbyes;
 	atomic_t truncated, idle, duplicate, table_full, auth_failed;
-	atomic_t cid_refused;
+	atomic_t cid_refused, identity_refused, peer_full;
 	atomic_t controls, stopped, chunks_unbound, packets_dropped;
 	atomic_t bad[FRAME_E_NR];
 } ep_stats;
@@ -176,6 +204,12 @@ static struct ep_listener {
 static int ep_nr_listeners;
 static u32 ep_cids[EP_MAX_CIDS];
 static int ep_nr_cids;			/* 0: any CID */
+static struct ep_named {
+	char name[FRAME_STR_MAX + 1];
+	u32 cid;			/* endpoint_machines */
+	struct pbt_key key;		/* endpoint_keys */
+} ep_named[EP_MAX_NAMED], ep_keyed[EP_MAX_NAMED];
+static int ep_nr_named, ep_nr_keyed;
 
 /* ---- machines ---- */
 
@@ -185,36 +219,129 @@ static void copy_str(char *dst, const struct frame_str *s)
 	dst[s->len] = 0;
 }
 
-/*
- * Reserve the machine for @hint: the same id as last time, else a free
- * slot. A hint already online is refused: one guest, one connection.
- */
-static int ep_machine_reserve(struct ep_conn *c, const u8 *hint)
+/* Has a live session had machine @id? Its slot keeps that id then. */
+static bool ep_id_in_session(u32 id)
 {
-	struct ep_machine *m = NULL;
+	struct pbtrace_machine_stats st;
+	struct pbt_session *s;
+	bool used = false;
+	char name[8];
+	u32 sid = 0;
+
+	while (!used && (s = pbt_session_get_next(sid))) {
+		sid = s->id;
+		used = pbt_remote_machine(s, id, name, sizeof(name), &st);
+		pbt_session_put(s);
+	}
+	return used;
+}
+
+/* The slot offline longest that no live session has seen; @peer's if set. */
+static struct ep_machine *ep_oldest_offline(u64 peer)
+{
+	struct ep_machine *m, *best = NULL;
 	int i;
 
-	mutex_lock(&ep_lock);
 	for (i = 0; i < EP_MAX_MACHINES; i++) {
-		if (ep_machines[i].id &&
-		    !memcmp(ep_machines[i].hint, hint, FRAME_HINT_LEN)) {
-			m = &ep_machines[i];
-			break;
-		}
+		m = &ep_machines[i];
+		if (!m->id || m->online || (peer && m->peer != peer) ||
+		    (best && m->last_seen >= best->last_seen) ||
+		    ep_id_in_session(m->id))
+			continue;
+		best = m;
 	}
-	for (i = 0; !m && i < EP_MAX_MACHINES; i++) {
-		if (!ep_machines[i].id) {
-			m = &ep_machines[i];
-			m->id = i + 1;
-			memcpy(m->hint, hint, FRAME_HINT_LEN);
-			c->m_new = true;
-		}
+	return best;
+}
+
+/*
+ * The peer's machine for @hint (a reconnect), else for its name (a
+ * reboot: a new hint); NULL if neither. @nr: the slots the peer holds.
+ */
+static struct ep_machine *ep_machine_find(const struct ep_conn *c,
+					  const u8 *hint, int *nr)
+{
+	struct ep_machine *m, *by_name = NULL;
+	int i;
+
+	*nr = 0;
+	for (i = 0; i < EP_MAX_MACHINES; i++) {
+		m = &ep_machines[i];
+		if (!m->id || m->peer != c->peer)
+			continue;
+		if (!memcmp(m->hint, hint, FRAME_HINT_LEN))
+			return m;
+		if (!by_name && !strcmp(m->ident.name, c->id.name))
+			by_name = m;
+		(*nr)++;
 	}
+	return by_name;
+}
+
+/*
+ * The slot @c's machine gets: its own, else a free one, else the oldest
+ * reusable; a peer at EP_PEER_MACHINES reuses its own oldest. *fresh: the
+ * slot starts anew. NULL: none (*full says whose bound it hit).
+ */
+static struct ep_machine *ep_machine_pick(const struct ep_conn *c,
+					  const u8 *hint, bool *fresh,
+					  atomic_t **full)
+{
+	struct ep_machine *m;
+	int nr, i;
+
+	m = ep_machine_find(c, hint, &nr);
+	if (m)
+		return m;
+	*fresh = true;
+	if (nr >= EP_PEER_MACHINES) {
+		*full = &ep_stats.peer_full;
+		return ep_oldest_offline(c->peer);
+	}
+	*full = &ep_stats.table_full;
+	for (i = 0; i < EP_MAX_MACHINES; i++)
+		if (!ep_machines[i].id)
+			return &ep_machines[i];
+	return ep_oldest_offline(0);
+}
+
+/* The id @c would get now: WELCOME's on TCP, before AUTH (informational). */
+static u32 ep_machine_peek(struct ep_conn *c)
+{
+	struct ep_machine *m;
+	atomic_t *full;
+	bool fresh;
+
+	mutex_lock(&ep_lock);
+	m = ep_machine_pick(c, c->hint, &fresh, &full);
+	mutex_unlock(&ep_lock);
+	return m ? m - ep_machines + 1 : 1;
+}
+
+/* Take the slot for @c's hint; a machine already online is refused. */
+static int ep_machine_reserve(struct ep_conn *c, const u8 *hint)
+{
+	atomic_t *full = NULL;
+	struct ep_machine *m;
+	bool fresh = false;
+
+	mutex_lock(&ep_lock);
+	m = ep_machine_pick(c, hint, &fresh, &full);
 	if (!m || m->online) {
 		mutex_unlock(&ep_lock);
-		atomic_inc(m ? &ep_stats.duplicate : &ep_stats.table_full);
+		atomic_inc(m ? &ep_stats.duplicate : full);
+		pr_info_ratelimited("pbtrace: endpoint: %s: machine \"%s\" %s, closing\n",
+				    c->who, c->id.name, m ? "is online already" :
+				    full == &ep_stats.peer_full ?
+				    "would be one too many for this peer" :
+				    "has no slot: every one is online or in a session");
 		return m ? -EBUSY : -ENOSPC;
 	}
+	if (fresh) {
+		memset(m, 0, sizeof(*m));
+		m->id = m - ep_machines + 1;
+		m->peer = c->peer;
+	}
+	memcpy(m->hint, hint, FRAME_HINT_LEN);
 	m->online = true;
 	c->m = m;
 	mutex_unlock(&ep_lock);
@@ -240,19 +367,78 @@ static void ep_machine_commit(struct ep_conn *c)
 		m->ident.ram_bytes >> 20);
 }
 
-/* Connection over: the machine is offline, or never was (failed AUTH). */
+/* Connection over: the machine is offline; its slot stays its own. */
 static void ep_machine_release(struct ep_conn *c)
 {
 	if (!c->m)
 		return;
-	if (c->authed)
-		pbt_remote_online(c->m->id, false);
+	pbt_remote_online(c->m->id, false);
 	mutex_lock(&ep_lock);
 	c->m->online = false;
-	if (!c->authed && c->m_new)
-		memset(c->m, 0, sizeof(*c->m));
+	c->m->last_seen = get_jiffies_64();
 	mutex_unlock(&ep_lock);
 	c->m = NULL;
+}
+
+/* Whose @name is: the peer endpoint_machines or endpoint_keys give it, or 0. */
+static u64 ep_name_owner(const char *name)
+{
+	int i;
+
+	for (i = 0; i < ep_nr_named; i++)
+		if (!strcmp(ep_named[i].name, name))
+			return EP_PEER_CID(ep_named[i].cid);
+	for (i = 0; i < ep_nr_keyed; i++)
+		if (!strcmp(ep_keyed[i].name, name))
+			return EP_PEER_KEY(i);
+	return 0;
+}
+
+static const char *ep_cid_name(u32 cid)
+{
+	int i;
+
+	for (i = 0; i < ep_nr_named; i++)
+		if (ep_named[i].cid == cid)
+			return ep_named[i].name;
+	return NULL;
+}
+
+/*
+ * Who @c is, from its HELLO's name (in c->id) and how it came: a CID the
+ * host named is that name; a TCP relay with a key of its own is that key;
+ * else the CID or address, with the name it says, unless that name is
+ * another peer's.
+ */
+static int ep_identify(struct ep_conn *c)
+{
+	const char *mapped = c->tcp ? NULL : ep_cid_name(c->cid);
+	u64 owner = ep_name_owner(c->id.name);
+
+	if (mapped) {
+		strscpy(c->id.name, mapped, sizeof(c->id.name));
+		c->peer = EP_PEER_CID(c->cid);
+		return 0;
+	}
+	c->peer = c->tcp ? EP_PEER_ADDR(c->addr) : EP_PEER_CID(c->cid);
+	c->key = pbt_shared_key();
+	if (c->tcp && owner >> 32 == EP_PEER_KEY(0) >> 32) {
+		c->key = &ep_keyed[lower_32_bits(owner)].key;
+		c->peer = owner;
+	}
+	if (owner && owner != c->peer) {
+		atomic_inc(&ep_stats.identity_refused);
+		pr_info_ratelimited("pbtrace: endpoint: %s calls itself \"%s\", a name endpoint_machines or endpoint_keys gives another peer, closing\n",
+				    c->who, c->id.name);
+		return -EACCES;
+	}
+	if (c->tcp && !c->key) {
+		atomic_inc(&ep_stats.identity_refused);
+		pr_info_ratelimited("pbtrace: endpoint: %s: no key for relay \"%s\" (endpoint_keys has none, no relay_key), closing\n",
+				    c->who, c->id.name);
+		return -EACCES;
+	}
+	return 0;
 }
 
 /* ---- one connection ---- */
@@ -261,7 +447,10 @@ static int ep_send(struct ep_conn *c, struct frame *f)
 {
 	size_t n;
 
-	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx, sizeof(c->tx), f);
+	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx,
+			  sizeof(c->tx) - FRAME_TAG_LEN, f);
+	if (n && c->tags.tx)
+		n = pbt_tag_frame(c->tags.tx, c->tx, n);
 	if (!n)
 		return -EINVAL;
 	return pbt_send_all(c->sock, c->tx, n);
@@ -626,9 +815,6 @@ static int ep_hello(struct ep_conn *c, const struct frame_hello *h,
 	struct frame f;
 	int ret;
 
-	ret = ep_machine_reserve(c, h->hint);
-	if (ret)
-		return ret;
 	copy_str(c->id.name, h->name.len ? &h->name : &h->sysname);
 	copy_str(c->id.sysname, &h->sysname);
 	copy_str(c->id.release, &h->release);
@@ -636,21 +822,30 @@ static int ep_hello(struct ep_conn *c, const struct frame_hello *h,
 	copy_str(c->id.machine, &h->machine);
 	c->id.num_cpus = h->num_cpus;
 	c->id.ram_bytes = h->ram_bytes;
+	ret = ep_identify(c);
+	if (ret)
+		return ret;
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_WELCOME;
-	f.welcome.machine_id = c->m->id;
 	f.welcome.ping_period_ms = endpoint_ping_ms;
 	if (c->tcp) {
+		/* Nothing is reserved until AUTH: a HELLO is easily replayed. */
+		memcpy(c->hint, h->hint, FRAME_HINT_LEN);
+		f.welcome.machine_id = ep_machine_peek(c);
 		memcpy(c->relay_nonce, h->nonce, FRAME_NONCE_LEN);
 		get_random_bytes(c->host_nonce, FRAME_NONCE_LEN);
 		memcpy(f.welcome.nonce, c->host_nonce, FRAME_NONCE_LEN);
-		ret = pbt_proof_host(c->relay_nonce, c->host_nonce,
+		ret = pbt_proof_host(c->key, c->relay_nonce, c->host_nonce,
 				     f.welcome.mac);
 		if (ret)
 			return ret;
 		c->hello_len = min_t(size_t, raw_len, EP_HELLO_MAX);
 		memcpy(c->hello, raw, c->hello_len);
 	} else {
+		ret = ep_machine_reserve(c, h->hint);
+		if (ret)
+			return ret;
+		f.welcome.machine_id = c->m->id;
 		ep_machine_commit(c);
 	}
 	return ep_send(c, &f);
@@ -662,16 +857,25 @@ static int ep_auth(struct ep_conn *c, const struct frame_auth *a)
 	u8 mac[FRAME_MAC_LEN];
 	int ret;
 
-	ret = pbt_proof_relay(c->host_nonce, c->relay_nonce, c->hello,
+	ret = pbt_proof_relay(c->key, c->host_nonce, c->relay_nonce, c->hello,
 			      c->hello_len, mac);
 	if (ret)
 		return ret;
 	if (crypto_memneq(mac, a->mac, FRAME_MAC_LEN)) {
 		atomic_inc(&ep_stats.auth_failed);
-		pr_info_ratelimited("pbtrace: endpoint: %s failed the shared-key check, closing\n",
-				    c->who);
+		pr_info_ratelimited("pbtrace: endpoint: %s (\"%s\") failed the key check (%s), closing\n",
+				    c->who, c->id.name,
+				    c->key == pbt_shared_key() ? "relay_key" :
+				    "its endpoint_keys entry");
 		return -EACCES;
 	}
+	/* From here on every frame, either way, is tagged. */
+	ret = pbt_tags_init(&c->tags, c->key, c->host_nonce, c->relay_nonce,
+			    a->mac, true);
+	if (!ret)
+		ret = ep_machine_reserve(c, c->hint);
+	if (ret)
+		return ret;
 	ep_machine_commit(c);
 	return 0;
 }
@@ -758,6 +962,12 @@ static int ep_parse(struct ep_conn *c, const u64 *recv)
 		}
 		if (n <= 0)
 			break;
+		if ((c->rx[off + 6] & FRAME_F_TAG) &&
+		    (!c->tags.rx || !pbt_tag_ok(c->tags.rx, c->rx + off, n))) {
+			c->bad = FRAME_E_TAG;
+			ret = -EBADMSG;
+			break;
+		}
 		ret = ep_handle(c, &f, c->rx + off + FRAME_HDR_LEN,
 				n - FRAME_HDR_LEN, recv);
 		off += n;
@@ -840,6 +1050,7 @@ static void ep_conn_free(struct ep_conn *c)
 	kthread_stop(c->task);
 	put_task_struct(c->task);
 	sock_release(c->sock);
+	pbt_tags_free(&c->tags);
 	kvfree(c->scratch);
 	kvfree(c->next_seq);
 	kvfree(c->rx);
@@ -872,6 +1083,7 @@ static void ep_peer(struct ep_conn *c)
 	if (kernel_getpeername(c->sock, (struct sockaddr *)&peer) < 0) {
 		strscpy(c->who, "unknown peer", sizeof(c->who));
 	} else if (c->tcp) {
+		c->addr = ntohl(((struct sockaddr_in *)&peer)->sin_addr.s_addr);
 		snprintf(c->who, sizeof(c->who), "%pISpc", &peer);
 	} else {
 		c->cid = vm->svm_cid;
@@ -981,7 +1193,7 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 	struct ep_machine *m;
 	int n, i;
 
-	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\nauth_failed %d\ncid_refused %d\ncontrols %d\nstopped %d\nchunks_unbound %d\npackets_dropped %d\n",
+	n = sysfs_emit(buf, "listening %d\naccepted %d\nrefused %d\nhellos %d\npings %d\nchunks %d\ngoodbyes %d\ntruncated %d\nidle %d\nduplicate %d\ntable_full %d\nauth_failed %d\ncid_refused %d\nidentity_refused %d\npeer_full %d\ncontrols %d\nstopped %d\nchunks_unbound %d\npackets_dropped %d\n",
 		       ep_nr_listeners, atomic_read(&ep_stats.accepted),
 		       atomic_read(&ep_stats.refused),
 		       atomic_read(&ep_stats.hellos),
@@ -994,6 +1206,8 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		       atomic_read(&ep_stats.table_full),
 		       atomic_read(&ep_stats.auth_failed),
 		       atomic_read(&ep_stats.cid_refused),
+		       atomic_read(&ep_stats.identity_refused),
+		       atomic_read(&ep_stats.peer_full),
 		       atomic_read(&ep_stats.controls),
 		       atomic_read(&ep_stats.stopped),
 		       atomic_read(&ep_stats.chunks_unbound),
@@ -1006,12 +1220,12 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		m = &ep_machines[i];
 		if (!m->id)
 			continue;
-		n += sysfs_emit_at(buf, n, "machine %u name=%s sysname=%s release=%s arch=%s cpus=%u ram_mb=%llu cid=%u online=%d connects=%u pings=%llu rtt_ns=%llu offset_ns=%lld\n",
+		n += sysfs_emit_at(buf, n, "machine %u name=%s sysname=%s release=%s arch=%s cpus=%u ram_mb=%llu cid=%u online=%d connects=%u pings=%llu rtt_ns=%llu offset_ns=%lld hint=%16phN\n",
 				   m->id, m->ident.name, m->ident.sysname,
 				   m->ident.release, m->ident.machine,
 				   m->ident.num_cpus, m->ident.ram_bytes >> 20,
 				   m->cid, m->online, m->connects, m->pings,
-				   m->rtt_ns, m->offset_ns);
+				   m->rtt_ns, m->offset_ns, m->hint);
 	}
 	mutex_unlock(&ep_lock);
 	return n;
@@ -1039,8 +1253,8 @@ static int ep_listen(const char *spec)
 		return -EINVAL;
 	}
 	l->tcp = a.family == AF_INET;
-	if (l->tcp && !pbt_have_key()) {
-		pr_err("pbtrace: endpoint: %s: TCP needs relay_key=HEX, the key its relays have\n",
+	if (l->tcp && !pbt_have_key() && !ep_nr_keyed) {
+		pr_err("pbtrace: endpoint: %s: TCP needs relay_key=HEX or endpoint_keys=NAME:HEX, the keys its relays have\n",
 		       spec);
 		return -EINVAL;
 	}
@@ -1090,6 +1304,72 @@ bad:
 	return -EINVAL;
 }
 
+/* A machine name as HELLO carries one: 1..64 printable ASCII, no ','. */
+static int ep_name_copy(char *dst, const char *p, size_t n)
+{
+	size_t i;
+
+	if (!n || n > FRAME_STR_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (p[i] < 0x20 || p[i] > 0x7e)
+			return -EINVAL;
+	memcpy(dst, p, n);
+	dst[n] = 0;
+	return 0;
+}
+
+/* endpoint_machines=CID:NAME,... */
+static int ep_parse_machines(void)
+{
+	const char *p = endpoint_machines;
+	struct ep_named *e;
+	unsigned int cid;
+	size_t len;
+	int n;
+
+	for (; p && *p; p += len + !!p[len]) {
+		len = strcspn(p, ",");
+		e = &ep_named[ep_nr_named];
+		n = 0;
+		if (ep_nr_named == EP_MAX_NAMED ||
+		    sscanf(p, "%u:%n", &cid, &n) != 1 || n < 2 ||
+		    p[n - 1] != ':' || ep_name_copy(e->name, p + n, len - n) ||
+		    ep_cid_name(cid) || ep_name_owner(e->name)) {
+			pr_err("pbtrace: endpoint_machines=%s: want up to %d CID:NAME, comma-separated, each CID and name once (a name is 1 to %d printable characters)\n",
+			       endpoint_machines, EP_MAX_NAMED, FRAME_STR_MAX);
+			return -EINVAL;
+		}
+		e->cid = cid;
+		ep_nr_named++;
+	}
+	return 0;
+}
+
+/* endpoint_keys=NAME:HEX,... (the keys are not echoed) */
+static int ep_parse_keys(void)
+{
+	const char *p = endpoint_keys, *colon;
+	struct ep_named *e;
+	size_t len;
+
+	for (; p && *p; p += len + !!p[len]) {
+		len = strcspn(p, ",");
+		colon = memchr(p, ':', len);
+		e = &ep_keyed[ep_nr_keyed];
+		if (ep_nr_keyed == EP_MAX_NAMED || !colon ||
+		    ep_name_copy(e->name, p, colon - p) ||
+		    ep_name_owner(e->name) ||
+		    pbt_key_parse(&e->key, colon + 1, p + len - colon - 1)) {
+			pr_err("pbtrace: endpoint_keys: entry %d: want up to %d NAME:HEX, comma-separated, each name once, keys of 32 to %d hex digits\n",
+			       ep_nr_keyed + 1, EP_MAX_NAMED, 2 * PBT_KEY_MAX);
+			return -EINVAL;
+		}
+		ep_nr_keyed++;
+	}
+	return 0;
+}
+
 int pbt_endpoint_init(void)
 {
 	char spec[64];
@@ -1107,6 +1387,10 @@ int pbt_endpoint_init(void)
 	ret = pbt_key_init();
 	if (!ret)
 		ret = ep_parse_cids();
+	if (!ret)
+		ret = ep_parse_machines();
+	if (!ret)
+		ret = ep_parse_keys();
 	if (ret)
 		return ret;
 	for (p = endpoint; *p; p += n + !!p[n]) {
@@ -1137,4 +1421,5 @@ void pbt_endpoint_exit(void)
 		sock_release(ep_listeners[i].sock);
 	memset(ep_listeners, 0, sizeof(ep_listeners));
 	ep_nr_listeners = 0;
+	memzero_explicit(ep_keyed, sizeof(ep_keyed));
 }

@@ -27,7 +27,9 @@
 #include <linux/timekeeping.h>
 #include <linux/inet.h>
 #include <linux/random.h>
+#include <linux/fs.h>
 #include <crypto/hash.h>
+#include <crypto/sha2.h>
 #include <crypto/algapi.h>
 #include <net/sock.h>
 
@@ -44,20 +46,20 @@ module_param(relay_name, charp, 0444);
 MODULE_PARM_DESC(relay_name, "machine name sent to the host (default: utsname sysname)");
 static char *relay_hint;
 module_param(relay_hint, charp, 0444);
-MODULE_PARM_DESC(relay_hint, "machine-id hint, 32 hex digits (default: from utsname and boot time)");
+MODULE_PARM_DESC(relay_hint, "machine-id hint, 32 hex digits (default: the boot_id)");
 
 /* Shared by relay and endpoint; perm 0: never shown in sysfs. */
 static char *relay_key;
 module_param(relay_key, charp, 0);
 MODULE_PARM_DESC(relay_key, "TCP shared key, 32 to 128 hex digits (relay and endpoint)");
 
-#define KEY_MAX		64
 #define LABEL_HOST	"pbtrace-relay-v1 host"
 #define LABEL_RELAY	"pbtrace-relay-v1 relay"
+#define LABEL_R2H	"pbtrace-relay-v2 relay->host"
+#define LABEL_H2R	"pbtrace-relay-v2 host->relay"
 #define HELLO_RAW_MAX	400		/* largest HELLO payload is 389 */
 
-static u8 key[KEY_MAX];
-static size_t key_len;
+static struct pbt_key key;
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	30000
@@ -68,7 +70,7 @@ static size_t key_len;
  * (one round under load can take a second), so it needs a good few.
  */
 #define PING_BURST	16
-#define RX_SIZE		(FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX)
+#define RX_SIZE		(FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX + FRAME_TAG_LEN)
 /*
  * While a session records, the receive wait is short so sealed chunks go
  * out promptly; a busy drain hands back to the receive loop every few
@@ -86,6 +88,8 @@ static struct {
 	u32 session, local_session;	/* host's id and ours, 0: none */
 	u32 sessions, start_failed, stopped_sent, events_skipped;
 	u64 chunks_sent, bytes_sent;
+	u64 tag_ns;			/* tagging CHUNKs (TCP), in all */
+	u32 bad_tags;			/* host frames with a wrong tag */
 	u64 rtt_ns;			/* last ping round trip */
 	int last_error;			/* -errno or -FRAME_E_x */
 	bool connected;
@@ -193,25 +197,38 @@ void pbt_clocks(u64 *c)
 
 /* ---- TCP's shared key ---- */
 
+/* @n hex digits at @hex (not NUL-terminated) into @k; 0 or -EINVAL. */
+int pbt_key_parse(struct pbt_key *k, const char *hex, size_t n)
+{
+	if (n % 2 || n < 32 || n > 2 * PBT_KEY_MAX ||
+	    hex2bin(k->b, hex, n / 2))
+		return -EINVAL;
+	k->len = n / 2;
+	return 0;
+}
+
 static int key_parse(void)
 {
 	size_t n = relay_key ? strlen(relay_key) : 0;
 
 	if (!n)
 		return 0;
-	if (n % 2 || n < 32 || n > 2 * KEY_MAX ||
-	    hex2bin(key, relay_key, n / 2)) {
+	if (pbt_key_parse(&key, relay_key, n)) {
 		pr_err("pbtrace: relay_key must be 32 to %d hex digits\n",
-		       2 * KEY_MAX);
+		       2 * PBT_KEY_MAX);
 		return -EINVAL;
 	}
-	key_len = n / 2;
 	return 0;
+}
+
+const struct pbt_key *pbt_shared_key(void)
+{
+	return key.len ? &key : NULL;
 }
 
 bool pbt_have_key(void)
 {
-	return key_len > 0;
+	return key.len > 0;
 }
 
 int pbt_key_init(void)
@@ -220,7 +237,8 @@ int pbt_key_init(void)
 }
 
 /* HMAC-SHA256(key, parts...) into @mac. */
-static int hmac_sha256(const struct kvec *parts, int n, u8 *mac)
+static int hmac_sha256(const struct pbt_key *k, const struct kvec *parts,
+		       int n, u8 *mac)
 {
 	struct crypto_shash *tfm;
 	int i, ret;
@@ -228,7 +246,7 @@ static int hmac_sha256(const struct kvec *parts, int n, u8 *mac)
 	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
 	if (IS_ERR(tfm))
 		return PTR_ERR(tfm);
-	ret = crypto_shash_setkey(tfm, key, key_len);
+	ret = crypto_shash_setkey(tfm, k->b, k->len);
 	if (!ret) {
 		SHASH_DESC_ON_STACK(desc, tfm);
 
@@ -245,7 +263,8 @@ static int hmac_sha256(const struct kvec *parts, int n, u8 *mac)
 	return ret;
 }
 
-int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac)
+int pbt_proof_host(const struct pbt_key *k, const u8 *relay_nonce,
+		   const u8 *host_nonce, u8 *mac)
 {
 	struct kvec parts[] = {
 		{ LABEL_HOST, sizeof(LABEL_HOST) - 1 },
@@ -253,11 +272,12 @@ int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac)
 		{ (void *)host_nonce, FRAME_NONCE_LEN },
 	};
 
-	return hmac_sha256(parts, ARRAY_SIZE(parts), mac);
+	return hmac_sha256(k, parts, ARRAY_SIZE(parts), mac);
 }
 
-int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
-		    const u8 *hello, size_t hello_len, u8 *mac)
+int pbt_proof_relay(const struct pbt_key *k, const u8 *host_nonce,
+		    const u8 *relay_nonce, const u8 *hello, size_t hello_len,
+		    u8 *mac)
 {
 	struct kvec parts[] = {
 		{ LABEL_RELAY, sizeof(LABEL_RELAY) - 1 },
@@ -266,7 +286,102 @@ int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
 		{ (void *)hello, hello_len },
 	};
 
-	return hmac_sha256(parts, ARRAY_SIZE(parts), mac);
+	return hmac_sha256(k, parts, ARRAY_SIZE(parts), mac);
+}
+
+/* ---- TCP: tags on every frame after AUTH ---- */
+
+/* hmac(sha256) keyed with HMAC-SHA256(key, @label || nonces || proof). */
+static struct crypto_shash *tag_tfm(const struct pbt_key *k,
+				    const char *label, const u8 *host_nonce,
+				    const u8 *relay_nonce, const u8 *proof)
+{
+	struct kvec parts[] = {
+		{ (void *)label, strlen(label) },
+		{ (void *)host_nonce, FRAME_NONCE_LEN },
+		{ (void *)relay_nonce, FRAME_NONCE_LEN },
+		{ (void *)proof, FRAME_MAC_LEN },
+	};
+	u8 dk[SHA256_DIGEST_SIZE];
+	struct crypto_shash *tfm;
+	int ret;
+
+	ret = hmac_sha256(k, parts, ARRAY_SIZE(parts), dk);
+	if (ret)
+		return ERR_PTR(ret);
+	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	if (!IS_ERR(tfm)) {
+		ret = crypto_shash_setkey(tfm, dk, sizeof(dk));
+		if (ret) {
+			crypto_free_shash(tfm);
+			tfm = ERR_PTR(ret);
+		}
+	}
+	memzero_explicit(dk, sizeof(dk));
+	return tfm;
+}
+
+int pbt_tags_init(struct pbt_tags *t, const struct pbt_key *k,
+		  const u8 *host_nonce, const u8 *relay_nonce,
+		  const u8 *relay_proof, bool host)
+{
+	struct crypto_shash *r2h, *h2r;
+
+	r2h = tag_tfm(k, LABEL_R2H, host_nonce, relay_nonce, relay_proof);
+	if (IS_ERR(r2h))
+		return PTR_ERR(r2h);
+	h2r = tag_tfm(k, LABEL_H2R, host_nonce, relay_nonce, relay_proof);
+	if (IS_ERR(h2r)) {
+		crypto_free_shash(r2h);
+		return PTR_ERR(h2r);
+	}
+	t->tx = host ? h2r : r2h;
+	t->rx = host ? r2h : h2r;
+	return 0;
+}
+
+void pbt_tags_free(struct pbt_tags *t)
+{
+	crypto_free_shash(t->tx);	/* NULL-safe */
+	crypto_free_shash(t->rx);
+	t->tx = NULL;
+	t->rx = NULL;
+}
+
+int pbt_tag(struct crypto_shash *tfm, const struct kvec *vec, int n, u8 *tag)
+{
+	u8 mac[SHA256_DIGEST_SIZE];
+	int i, ret;
+	SHASH_DESC_ON_STACK(desc, tfm);
+
+	desc->tfm = tfm;
+	ret = crypto_shash_init(desc);
+	for (i = 0; !ret && i < n; i++)
+		ret = crypto_shash_update(desc, vec[i].iov_base,
+					  vec[i].iov_len);
+	if (!ret)
+		ret = crypto_shash_final(desc, mac);
+	shash_desc_zero(desc);
+	memcpy(tag, mac, FRAME_TAG_LEN);
+	memzero_explicit(mac, sizeof(mac));
+	return ret;
+}
+
+size_t pbt_tag_frame(struct crypto_shash *tfm, u8 *tx, size_t n)
+{
+	struct kvec v = { tx, n };
+
+	frame_set_tagged(tx);
+	return pbt_tag(tfm, &v, 1, tx + n) ? 0 : n + FRAME_TAG_LEN;
+}
+
+bool pbt_tag_ok(struct crypto_shash *tfm, const u8 *buf, size_t len)
+{
+	struct kvec v = { (void *)buf, len - FRAME_TAG_LEN };
+	u8 tag[FRAME_TAG_LEN];
+
+	return !pbt_tag(tfm, &v, 1, tag) &&
+	       !crypto_memneq(tag, buf + len - FRAME_TAG_LEN, FRAME_TAG_LEN);
 }
 
 /* ---- identity ---- */
@@ -281,15 +396,44 @@ static u64 fnv1a(u64 h, const char *s)
 }
 
 /*
+ * The kernel's random boot id, as userspace reads it: the 36-character
+ * UUID of /proc/sys/kernel/random/boot_id (random.c makes it on the first
+ * read and keeps it), its 32 hex digits in order.
+ */
+static int relay_boot_id(u8 *hint)
+{
+	char text[40], hex[2 * FRAME_HINT_LEN];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int i, j;
+
+	f = filp_open("/proc/sys/kernel/random/boot_id", O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, text, sizeof(text) - 1, &pos);
+	filp_close(f, NULL);
+	if (n < 36)
+		return n < 0 ? n : -EIO;
+	for (i = 0, j = 0; i < 36 && j < 2 * FRAME_HINT_LEN; i++)
+		if (text[i] != '-')
+			hex[j++] = text[i];
+	if (j != 2 * FRAME_HINT_LEN || hex2bin(hint, hex, FRAME_HINT_LEN))
+		return -EIO;
+	return 0;
+}
+
+/*
  * The hint must stay the same across reconnects within one boot, so the
- * host gives the guest the same machine id again: a hash of the utsname
- * and the boot time to the second.
+ * host gives the guest the same machine id again: the boot_id, else (no
+ * procfs) a hash of the utsname and the boot time to the second.
  */
 static int relay_make_hint(void)
 {
 	struct new_utsname *u = init_utsname();
 	u64 boot = ktime_get_real_seconds() - ktime_get_boottime_seconds();
 	u64 h = 0xcbf29ce484222325ULL;
+	int ret;
 
 	if (relay_hint) {
 		if (strlen(relay_hint) != 2 * FRAME_HINT_LEN ||
@@ -300,6 +444,11 @@ static int relay_make_hint(void)
 		}
 		return 0;
 	}
+	ret = relay_boot_id(relay_hint_bytes);
+	if (!ret)
+		return 0;
+	pr_info("pbtrace: relay: cannot read the boot_id (%d): the hint is a hash of utsname and boot time\n",
+		ret);
 	h = fnv1a(fnv1a(fnv1a(h, u->nodename), u->release), u->version);
 	memcpy(relay_hint_bytes, &h, 8);
 	memcpy(relay_hint_bytes + 8, &boot, 8);
@@ -364,7 +513,8 @@ struct relay_conn {
 	size_t have;
 	struct relay_sess sess;
 	u32 failed_id;			/* host session we could not start */
-	u8 tx[FRAME_HDR_LEN + 512];
+	struct pbt_tags tags;		/* TCP, after AUTH */
+	u8 tx[FRAME_HDR_LEN + 512 + FRAME_TAG_LEN];
 };
 
 /*
@@ -418,12 +568,18 @@ static int relay_send(struct relay_conn *c, struct frame *f)
 	struct kvec vec;
 	size_t n;
 
-	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx, sizeof(c->tx), f);
+	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx,
+			  sizeof(c->tx) - FRAME_TAG_LEN, f);
 	if (!n)
 		return -EINVAL;
 	if (f->type == FRAME_HELLO) {
 		c->hello_len = n - FRAME_HDR_LEN;
 		memcpy(c->hello, c->tx + FRAME_HDR_LEN, c->hello_len);
+	}
+	if (c->tags.tx) {
+		n = pbt_tag_frame(c->tags.tx, c->tx, n);
+		if (!n)
+			return -EINVAL;
 	}
 	vec.iov_base = c->tx;
 	vec.iov_len = n;
@@ -584,19 +740,32 @@ static int relay_send_chunk(struct relay_conn *c,
 			    const struct pbtrace_chunk_req *req, void *data)
 {
 	struct relay_sess *rs = &c->sess;
-	u8 hdr[FRAME_HDR_LEN + FRAME_CHUNK_HDR];
+	u8 hdr[FRAME_HDR_LEN + FRAME_CHUNK_HDR], tag[FRAME_TAG_LEN];
 	__le32 v[2] = { cpu_to_le32(req->cpu),
 			cpu_to_le32(rs->cpu_seq[req->cpu]) };
-	struct kvec vec[2] = {
+	struct kvec vec[3] = {
 		{ hdr, sizeof(hdr) },
 		{ data, req->len },
+		{ tag, sizeof(tag) },
 	};
+	size_t nr = 2;
+	u64 t0;
 	int ret;
 
 	frame_encode_header(hdr, FRAME_CHUNK, FRAME_CHUNK_HDR + req->len,
 			    c->tx_seq);
 	memcpy(hdr + FRAME_HDR_LEN, v, sizeof(v));
-	ret = relay_sendv(c, vec, 2, sizeof(hdr) + req->len);
+	if (c->tags.tx) {
+		t0 = ktime_get_ns();
+		frame_set_tagged(hdr);
+		ret = pbt_tag(c->tags.tx, vec, 2, tag);
+		if (ret)
+			return ret;
+		rst.tag_ns += ktime_get_ns() - t0;
+		nr = 3;
+	}
+	ret = relay_sendv(c, vec, nr, sizeof(hdr) + req->len +
+			  (nr == 3 ? sizeof(tag) : 0));
 	if (ret)
 		return ret;
 	c->tx_seq++;
@@ -761,21 +930,26 @@ static int relay_auth(struct relay_conn *c, const struct frame_welcome *w)
 	struct frame f;
 	int ret;
 
-	ret = pbt_proof_host(c->nonce, w->nonce, mac);
+	ret = pbt_proof_host(&key, c->nonce, w->nonce, mac);
 	if (ret)
 		return ret;
 	if (crypto_memneq(mac, w->mac, FRAME_MAC_LEN)) {
-		pr_info("pbtrace: relay: host %s failed the shared-key check\n",
+		pr_info("pbtrace: relay: host %s failed the key check: its key for us (endpoint_keys for our name, else its relay_key) is not our relay_key\n",
 			relay);
 		return -EACCES;
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_AUTH;
-	ret = pbt_proof_relay(w->nonce, c->nonce, c->hello, c->hello_len,
-			      f.auth.mac);
+	ret = pbt_proof_relay(&key, w->nonce, c->nonce, c->hello,
+			      c->hello_len, f.auth.mac);
 	if (ret)
 		return ret;
-	return relay_send(c, &f);
+	ret = relay_send(c, &f);
+	if (ret)
+		return ret;
+	/* Every frame after AUTH, either way, is tagged. */
+	return pbt_tags_init(&c->tags, &key, w->nonce, c->nonce, f.auth.mac,
+			     false);
 }
 
 static int relay_handle(struct relay_conn *c, const struct frame *f)
@@ -833,6 +1007,12 @@ static int relay_parse(struct relay_conn *c)
 		}
 		if (n == 0)
 			return 0;
+		if ((c->rx[6] & FRAME_F_TAG) &&
+		    (!c->tags.rx || !pbt_tag_ok(c->tags.rx, c->rx, n))) {
+			rst.bad_tags++;
+			c->bad = FRAME_E_TAG;
+			return -EBADMSG;
+		}
 		ret = relay_handle(c, &f);
 		if (ret)
 			return ret;
@@ -848,7 +1028,8 @@ static int relay_run(struct relay_conn *c)
 	struct kvec vec;
 	int ret, sent;
 
-	frame_parser_init(&c->ps, FRAME_ROLE_RELAY, false);
+	frame_parser_init(&c->ps, FRAME_ROLE_RELAY,
+			  relay_addr.family == AF_INET);
 	c->deadline = jiffies + msecs_to_jiffies(HOST_TIMEOUT_MS);
 	relay_hello(&f);
 	memset(c->nonce, 0, sizeof(c->nonce));
@@ -921,6 +1102,7 @@ static int relay_connect_once(struct relay_conn *c)
 	}
 	/* The host counts the gap; a new CONTROL start begins afresh. */
 	relay_end(c);
+	pbt_tags_free(&c->tags);
 	sock_release(c->sock);
 	c->sock = NULL;
 	return ret;
@@ -953,13 +1135,13 @@ static int relay_thread(void *arg)
 static int relay_stats_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf,
-			  "connected %d\nmachine_id %u\nconnects %u\nwelcomes %u\npongs %u\nrtt_ns %llu\ncontrols %u\nerrors %u\nlast_error %d\nsession %u\nlocal_session %u\nsessions %u\nstart_failed %u\nevents_skipped %u\nchunks_sent %llu\nbytes_sent %llu\nstopped_sent %u\n",
+			  "connected %d\nmachine_id %u\nconnects %u\nwelcomes %u\npongs %u\nrtt_ns %llu\ncontrols %u\nerrors %u\nlast_error %d\nsession %u\nlocal_session %u\nsessions %u\nstart_failed %u\nevents_skipped %u\nchunks_sent %llu\nbytes_sent %llu\nstopped_sent %u\ntag_ns %llu\nbad_tags %u\n",
 			  rst.connected, rst.machine_id, rst.connects,
 			  rst.welcomes, rst.pongs, rst.rtt_ns, rst.controls,
 			  rst.errors, rst.last_error, rst.session,
 			  rst.local_session, rst.sessions, rst.start_failed,
 			  rst.events_skipped, rst.chunks_sent, rst.bytes_sent,
-			  rst.stopped_sent);
+			  rst.stopped_sent, rst.tag_ns, rst.bad_tags);
 }
 
 static const struct kernel_param_ops relay_stats_ops = {

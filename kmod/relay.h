@@ -46,11 +46,44 @@ void pbt_clocks(u64 *c);			/* FRAME_NR_CLOCKS values */
  * TCP's shared key (relay_key=HEX, not readable in sysfs) and the proofs
  * of docs/relay-protocol.md, HMAC-SHA256 with the kernel crypto API.
  */
+#define PBT_KEY_MAX	64
+struct pbt_key {
+	u8 b[PBT_KEY_MAX];
+	size_t len;
+};
+
 int pbt_key_init(void);			/* parse relay_key; first */
 bool pbt_have_key(void);
-int pbt_proof_host(const u8 *relay_nonce, const u8 *host_nonce, u8 *mac);
-int pbt_proof_relay(const u8 *host_nonce, const u8 *relay_nonce,
-		    const u8 *hello, size_t hello_len, u8 *mac);
+const struct pbt_key *pbt_shared_key(void);	/* relay_key, or NULL */
+int pbt_key_parse(struct pbt_key *k, const char *hex, size_t n);
+int pbt_proof_host(const struct pbt_key *k, const u8 *relay_nonce,
+		   const u8 *host_nonce, u8 *mac);
+int pbt_proof_relay(const struct pbt_key *k, const u8 *host_nonce,
+		    const u8 *relay_nonce, const u8 *hello, size_t hello_len,
+		    u8 *mac);
+
+/*
+ * TCP: once AUTH is checked, every frame is tagged (docs/relay-protocol.md,
+ * "Tags"): HMAC-SHA256 under a key per direction derived from the key,
+ * both nonces and the relay's proof. @tx tags what we send, @rx checks.
+ */
+struct crypto_shash;
+struct kvec;
+struct pbt_tags {
+	struct crypto_shash *tx, *rx;
+};
+
+int pbt_tags_init(struct pbt_tags *t, const struct pbt_key *k,
+		  const u8 *host_nonce, const u8 *relay_nonce,
+		  const u8 *relay_proof, bool host);
+void pbt_tags_free(struct pbt_tags *t);
+/* The tag of the frame in @vec (its header first) into @tag. */
+int pbt_tag(struct crypto_shash *tfm, const struct kvec *vec, int n,
+	    u8 *tag);
+/* Tag the @n-byte frame in @tx (FRAME_TAG_LEN bytes to spare): new length or 0. */
+size_t pbt_tag_frame(struct crypto_shash *tfm, u8 *tx, size_t n);
+/* Is the tagged frame @buf (@len bytes, its tag last) the peer's? */
+bool pbt_tag_ok(struct crypto_shash *tfm, const u8 *buf, size_t len);
 
 int pbt_relay_init(void);
 void pbt_relay_exit(void);

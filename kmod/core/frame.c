@@ -60,6 +60,7 @@ static const char * const frame_errors[FRAME_E_NR] = {
 	[FRAME_E_CHUNK]		= "malformed trace packets in CHUNK",
 	[FRAME_E_TRUSTED]	= "guest wrote a field only the host may write",
 	[FRAME_E_CLOSED]	= "frame after GOODBYE",
+	[FRAME_E_TAG]		= "frame tag wrong (changed, injected or not the peer's)",
 };
 
 const char *frame_strerror(int err)
@@ -273,6 +274,12 @@ void frame_encode_header(uint8_t *buf, uint8_t type, uint32_t len,
 	put_u32(buf + 12, seq);
 }
 
+void frame_set_tagged(uint8_t *hdr)
+{
+	hdr[6] = FRAME_F_TAG;
+	hdr[7] = 0;
+}
+
 size_t frame_encode(uint8_t *buf, size_t size, const struct frame *f)
 {
 	size_t len;
@@ -290,11 +297,12 @@ size_t frame_encode(uint8_t *buf, size_t size, const struct frame *f)
 /* ---- parser: header and order ---- */
 
 void frame_parser_init(struct frame_parser *ps, enum frame_role role,
-		       bool need_auth)
+		       bool tcp)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->role = role;
-	ps->need_auth = role == FRAME_ROLE_HOST && need_auth;
+	ps->need_auth = role == FRAME_ROLE_HOST && tcp;
+	ps->tag_later = tcp;
 	ps->state = role == FRAME_ROLE_HOST ? ST_HELLO : ST_WELCOME;
 }
 
@@ -356,7 +364,7 @@ static int check_header(const struct frame_parser *ps, const uint8_t *buf,
 	type = buf[5];
 	if (type == 0 || type >= FRAME_NR_TYPES)
 		return -FRAME_E_TYPE;
-	if (buf[6] || buf[7])
+	if (buf[6] != (ps->tagged ? FRAME_F_TAG : 0) || buf[7])
 		return -FRAME_E_FLAGS;
 	rule = &type_rules[type];
 	if (rule->from != FROM_BOTH && rule->from != ps->role)
@@ -529,6 +537,7 @@ static void advance(struct frame_parser *ps, const struct frame *f)
 	case FRAME_AUTH:
 	case FRAME_WELCOME:
 		ps->state = ST_READY;
+		ps->tagged = ps->tag_later;
 		break;
 	case FRAME_PONG:
 		ps->ping_out = 0;
@@ -542,13 +551,13 @@ static void advance(struct frame_parser *ps, const struct frame *f)
 int frame_parse(struct frame_parser *ps, const uint8_t *buf, size_t len,
 		struct frame *out)
 {
-	uint32_t plen = 0;
+	uint32_t plen = 0, tag = ps->tagged ? FRAME_TAG_LEN : 0;
 	int err;
 
 	err = check_header(ps, buf, len, &plen);
 	if (err < 0)
 		return err;
-	if (len < FRAME_HDR_LEN || len - FRAME_HDR_LEN < plen)
+	if (len < FRAME_HDR_LEN || len - FRAME_HDR_LEN < plen + tag)
 		return 0;
 	memset(out, 0, sizeof(*out));
 	out->type = buf[5];
@@ -557,7 +566,7 @@ int frame_parse(struct frame_parser *ps, const uint8_t *buf, size_t len,
 	if (err < 0)
 		return err;
 	advance(ps, out);
-	return FRAME_HDR_LEN + (int)plen;
+	return FRAME_HDR_LEN + (int)(plen + tag);
 }
 
 /* ---- trace bytes inside a CHUNK ---- */

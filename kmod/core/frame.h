@@ -21,8 +21,10 @@
 #include "pb_types.h"
 
 #define FRAME_MAGIC		0x52544250u	/* "PBTR" as read little endian */
-#define FRAME_VERSION		1
+#define FRAME_VERSION		2	/* 2: TCP frames carry a tag */
 #define FRAME_HDR_LEN		16
+#define FRAME_F_TAG		0x0001	/* header flags: a tag follows */
+#define FRAME_TAG_LEN		16	/* HMAC-SHA256, first 16 bytes */
 
 #define FRAME_HINT_LEN		16	/* machine-id hint */
 #define FRAME_NONCE_LEN		32
@@ -79,6 +81,7 @@ enum frame_error {
 	FRAME_E_CHUNK,		/* malformed Trace.packet records in a CHUNK */
 	FRAME_E_TRUSTED,	/* guest wrote a field only the host may write */
 	FRAME_E_CLOSED,		/* frame after GOODBYE */
+	FRAME_E_TAG,		/* tag wrong: not the peer's frame (owner checks) */
 	FRAME_E_NR
 };
 
@@ -188,6 +191,8 @@ struct frame_parser {
 	uint8_t role;		/* enum frame_role */
 	uint8_t state;		/* private */
 	bool need_auth;		/* host: relay must send AUTH (TCP) */
+	bool tag_later;		/* TCP: tags after AUTH (host) or WELCOME */
+	bool tagged;		/* every frame from the peer has a tag now */
 	bool started;		/* host: we sent CONTROL start */
 	uint32_t next_seq;	/* sequence number the peer must send next */
 	uint32_t ping_out;	/* relay: PING awaiting its PONG, or 0 */
@@ -195,8 +200,17 @@ struct frame_parser {
 	uint32_t num_cpus;	/* host: from HELLO; bounds CHUNK's cpu */
 };
 
+/*
+ * @tcp: the host needs AUTH after HELLO, and from then on (the relay:
+ * after WELCOME) every frame of the peer must carry FRAME_F_TAG and
+ * FRAME_TAG_LEN tag bytes after its payload. The parser checks the flag
+ * and counts the bytes; the owner checks the tag itself (crypto).
+ */
 void frame_parser_init(struct frame_parser *ps, enum frame_role role,
-		       bool need_auth);
+		       bool tcp);
+
+/* Mark an encoded frame's header as tagged (the tag follows its payload). */
+void frame_set_tagged(uint8_t *hdr);
 
 /*
  * Tell the parser about a frame we sent: CONTROL start allows CHUNKs and
@@ -206,7 +220,8 @@ void frame_sent(struct frame_parser *ps, const struct frame *f);
 
 /*
  * Parse one frame from the front of @buf (@len bytes). Returns:
- *   > 0   a frame is in @out; that many bytes of @buf were used;
+ *   > 0   a frame is in @out; that many bytes of @buf were used (with
+ *         its tag, if tagged: its last FRAME_TAG_LEN bytes);
  *   0     not a whole frame yet: read more and call again with all of it;
  *   < 0   -FRAME_E_x: the peer is broken or hostile, close the connection.
  * Only a returned frame changes the parser's state.

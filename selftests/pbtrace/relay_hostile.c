@@ -21,6 +21,26 @@
  *                                    and right proofs
  *   relay_hostile silent PORT SECS   a dead host: listens on 127.0.0.1,
  *                                    accepts and reads, never answers
+ *
+ * Single connections for the identity tests (relay_identity_test.sh);
+ * each prints what the host answered and exits 0 only if it was admitted:
+ *
+ *   relay_hostile join PORT NAME HINT      vsock: HELLO, WELCOME, GOODBYE;
+ *                                          prints "welcome ID"
+ *   relay_hostile tcpjoin PORT KEY NAME HINT   TCP: HELLO, AUTH with KEY,
+ *                                          a PING answered, GOODBYE
+ *   relay_hostile squat PORT NAME HINT SECS    TCP: HELLO (a replayed
+ *                                          hint), then holds SECS without
+ *                                          AUTH; prints "welcome ID"
+ *   relay_hostile mitm PORT TO SECS   TCP man in the middle from
+ *                                     127.0.0.1:PORT to :TO, for SECS:
+ *                                     on the first connection it changes
+ *                                     a byte of a relay frame after AUTH,
+ *                                     on the second one of a host frame,
+ *                                     then passes everything
+ *
+ * After AUTH every TCP frame carries a tag (docs/relay-protocol.md); the
+ * tags here come from the openssl command too.
  */
 #include <errno.h>
 #include <poll.h>
@@ -140,6 +160,22 @@ static size_t hello_named(uint8_t *b, uint8_t h, uint32_t seq,
 static size_t hello(uint8_t *b, uint8_t h, uint32_t seq)
 {
 	return hello_named(b, h, seq, "hostile");
+}
+
+/* HELLO named @name with the hint of 32 hex digits @hex; 0 if bad hex. */
+static size_t hello_hint(uint8_t *b, const char *name, const char *hex)
+{
+	size_t n = hello_named(b, 0x42, 0, name);
+	unsigned int i, v;
+
+	if (strlen(hex) != 32)
+		return 0;
+	for (i = 0; i < 16; i++) {
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return 0;
+		b[16 + i] = (uint8_t)v;
+	}
+	return n;
 }
 
 /* The pings= of the machine named @name in endpoint_stats, or -1. */
@@ -273,6 +309,41 @@ static int proof(const char *label, const uint8_t *a, const uint8_t *b,
 	return openssl_hmac(buf, n + 64 + c_len, hexkey, mac);
 }
 
+/*
+ * The relay->host tag key, as hex for openssl: HMAC-SHA256(key, label ||
+ * host nonce || relay nonce || relay proof).
+ */
+static int tag_key(const char *hexkey, const uint8_t *hn, const uint8_t *rn,
+		   const uint8_t *relay_proof, char *hex)
+{
+	static const char label[] = "pbtrace-relay-v2 relay->host";
+	uint8_t buf[256], dk[32];
+	size_t n = strlen(label);
+	int i;
+
+	memcpy(buf, label, n);
+	memcpy(buf + n, hn, 32);
+	memcpy(buf + n + 32, rn, 32);
+	memcpy(buf + n + 64, relay_proof, 32);
+	if (openssl_hmac(buf, n + 96, hexkey, dk))
+		return -1;
+	for (i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", dk[i]);
+	return 0;
+}
+
+/* Flag the @n-byte frame at @f tagged and append its tag; new length. */
+static size_t tag_frame(uint8_t *f, size_t n, const char *tag_hex)
+{
+	uint8_t mac[32];
+
+	f[6] = 1;
+	if (openssl_hmac(f, n, tag_hex, mac))
+		exit(1);
+	memcpy(f + n, mac, 16);
+	return n + 16;
+}
+
 /* Read exactly @n bytes within 5 s. */
 static int recv_n(int fd, uint8_t *b, size_t n)
 {
@@ -324,6 +395,7 @@ static void tcp_tests(void)
 {
 	static const char wrong[] = "ffeeddccbbaa99887766554433221100";
 	uint8_t h[512], hn[32], mac[32], good[32], b[256];
+	char tk[65];
 	long before, hellos;
 	size_t hl, n;
 	int fd, host_ok, closed;
@@ -357,12 +429,13 @@ static void tcp_tests(void)
 	fd = handshake(0x73, h, &hl, hn, &host_ok);
 	proof("pbtrace-relay-v1 relay", hn, h + 16 + 16, h + 16, hl - 16,
 	      key_hex, good);
+	tag_key(key_hex, hn, h + 32, good, tk);
 	n = auth(b, good);
-	n += ping(b + n, 9, 2);
+	n += tag_frame(b + n, ping(b + n, 9, 2), tk);
 	send_all(fd, b, n);
-	tap(!recv_n(fd, b, 72) && b[5] == 7 && b[16] == 9 &&
+	tap(!recv_n(fd, b, 72 + 16) && b[5] == 7 && b[6] == 1 && b[16] == 9 &&
 	    ep_stat("hellos") == hellos + 1,
-	    "AUTH with the right key (openssl's HMAC): machine admitted, PING answered");
+	    "AUTH with the right key (openssl's HMAC), a tagged PING: machine admitted, a tagged PONG");
 	close(fd);
 	usleep(100000);
 
@@ -375,6 +448,220 @@ static void tcp_tests(void)
 	usleep(100000);
 	tap(closed && ep_stat("auth_failed") == before + 1,
 	    "a replayed AUTH: host closed (%d), auth_failed +1", closed);
+}
+
+/* GOODBYE (type 8), reason 0, as sequence @seq. */
+static size_t goodbye(uint8_t *b, uint32_t seq)
+{
+	header(b, 8, 4, seq);
+	put32(b + 16, 0);
+	return 20;
+}
+
+/* vsock: HELLO, expect WELCOME; the machine id or -1 if refused. */
+static int join(const char *name, const char *hint)
+{
+	uint8_t b[512], w[88];
+	size_t n = hello_hint(b, name, hint);
+	int fd, id = -1;
+
+	if (!n)
+		return -2;
+	fd = connect_ep();
+	send_all(fd, b, n);
+	if (!recv_n(fd, w, sizeof(w)) && w[5] == 2) {
+		id = (int)get32(w + 16);
+		send_all(fd, b, goodbye(b, 1));
+		host_closes(fd);
+	}
+	close(fd);
+	return id;
+}
+
+/*
+ * TCP: HELLO, WELCOME (the host's proof checked with @hexkey), AUTH, a
+ * PING: admitted if it is answered. Returns WELCOME's id or -1.
+ */
+static int tcpjoin(const char *hexkey, const char *name, const char *hint)
+{
+	uint8_t h[512], w[88], mac[32], b[256];
+	size_t hl = hello_hint(h, name, hint), n;
+	int fd, id = -1;
+	char tk[65];
+
+	if (!hl)
+		return -2;
+	fd = connect_ep();
+	send_all(fd, h, hl);
+	if (recv_n(fd, w, sizeof(w)) || w[5] != 2)
+		goto out;
+	/* A relay would stop here; we go on so the host judges our AUTH. */
+	if (proof("pbtrace-relay-v1 host", h + 32, w + 24, NULL, 0, hexkey,
+		  mac) || memcmp(mac, w + 56, 32))
+		printf("# the host's proof does not check with this key\n");
+	proof("pbtrace-relay-v1 relay", w + 24, h + 32, h + 16, hl - 16,
+	      hexkey, mac);
+	tag_key(hexkey, w + 24, h + 32, mac, tk);
+	n = auth(b, mac);
+	n += tag_frame(b + n, ping(b + n, 7, 2), tk);
+	send_all(fd, b, n);
+	if (!recv_n(fd, b, 72 + 16) && b[5] == 7 && b[16] == 7) {
+		id = (int)get32(w + 16);
+		send_all(fd, b, tag_frame(b, goodbye(b, 3), tk));
+		host_closes(fd);
+	}
+out:
+	close(fd);
+	return id;
+}
+
+/* TCP: HELLO and WELCOME, then nothing for @secs: a replayed hint. */
+static int squat(const char *name, const char *hint, unsigned int secs)
+{
+	uint8_t b[512], w[88];
+	size_t n = hello_hint(b, name, hint);
+	int fd, id = -1;
+
+	if (!n)
+		return -2;
+	fd = connect_ep();
+	send_all(fd, b, n);
+	if (!recv_n(fd, w, sizeof(w)) && w[5] == 2)
+		id = (int)get32(w + 16);
+	printf("welcome %d\n", id);
+	fflush(stdout);
+	sleep(secs);
+	close(fd);
+	return id;
+}
+
+static int one_conn(int argc, char **argv)
+{
+	int id = -3;
+
+	if (argc < 5 || sscanf(argv[2], "%u", &port) != 1)
+		return 2;
+	if (!strcmp(argv[1], "join") && argc == 5) {
+		id = join(argv[3], argv[4]);
+	} else if (!strcmp(argv[1], "tcpjoin") && argc == 6) {
+		use_tcp = 1;
+		id = tcpjoin(argv[3], argv[4], argv[5]);
+	} else if (!strcmp(argv[1], "squat") && argc == 6) {
+		use_tcp = 1;
+		return squat(argv[3], argv[4], (unsigned int)atoi(argv[5])) > 0 ?
+		       0 : 1;
+	}
+	if (id == -3 || id == -2)
+		return 2;
+	if (id < 0)
+		printf("refused\n");
+	else
+		printf("welcome %d\n", id);
+	return id > 0 ? 0 : 1;
+}
+
+/* ---- a man in the middle ---- */
+
+struct mitm_dir {
+	int from, to;
+	uint8_t buf[16 + 8 + 262144 + 16];
+	size_t have;
+	unsigned int frames;		/* whole frames passed on */
+	unsigned int flip_at;		/* change frame number this, 0: none */
+	const char *who;
+};
+
+/* Pass on every whole frame in @d, changing one byte of frame flip_at. */
+static void mitm_frames(struct mitm_dir *d)
+{
+	size_t n;
+
+	while (d->have >= 16) {
+		n = 16 + get32(d->buf + 8) + (d->buf[6] & 1 ? 16 : 0);
+		if (n > sizeof(d->buf)) {
+			d->have = 0;	/* not ours to judge: drop it */
+			return;
+		}
+		if (d->have < n)
+			return;
+		if (d->flip_at && d->frames == d->flip_at && n > 24) {
+			d->buf[16 + 8] ^= 0x01;
+			printf("# mitm: changed a byte of %s frame %u (type %u, tagged %d)\n",
+			       d->who, d->frames, d->buf[5], d->buf[6] & 1);
+			fflush(stdout);
+		}
+		send_all(d->to, d->buf, n);
+		d->frames++;
+		d->have -= n;
+		memmove(d->buf, d->buf + n, d->have);
+	}
+}
+
+/* Forward between a relay and the endpoint until either side closes. */
+static void mitm_conn(int relay_fd, int host_fd, unsigned int nr)
+{
+	static struct mitm_dir up, down;
+	struct pollfd p[2] = { { relay_fd, POLLIN, 0 }, { host_fd, POLLIN, 0 } };
+	struct mitm_dir *d;
+	ssize_t r;
+	int i;
+
+	memset(&up, 0, sizeof(up));
+	memset(&down, 0, sizeof(down));
+	up.from = down.to = relay_fd;
+	up.to = down.from = host_fd;
+	up.who = "a relay";
+	down.who = "a host";
+	/* Relay: HELLO 0, AUTH 1, PING 2, 3; host: WELCOME 0, PONG 1, 2. */
+	up.flip_at = nr == 1 ? 3 : 0;
+	down.flip_at = nr == 2 ? 2 : 0;
+	for (;;) {
+		if (poll(p, 2, -1) <= 0)
+			return;
+		for (i = 0; i < 2; i++) {
+			if (!p[i].revents)
+				continue;
+			d = i ? &down : &up;
+			r = recv(d->from, d->buf + d->have,
+				 sizeof(d->buf) - d->have, 0);
+			if (r <= 0)
+				return;
+			d->have += (size_t)r;
+			mitm_frames(d);
+		}
+	}
+}
+
+static int mitm(unsigned int to, unsigned int secs)
+{
+	struct sockaddr_in in = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, a, b;
+	unsigned int nr;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&in, sizeof(in)) || listen(fd, 4)) {
+		perror("relay_hostile mitm: listen");
+		return 1;
+	}
+	alarm(secs);
+	for (nr = 1;; nr++) {
+		a = accept(fd, NULL, NULL);
+		if (a < 0)
+			return 1;
+		port = to;
+		use_tcp = 1;
+		b = connect_ep();
+		printf("# mitm: connection %u\n", nr);
+		fflush(stdout);
+		mitm_conn(a, b, nr);
+		close(a);
+		close(b);
+		port = ntohs(in.sin_port);
+	}
 }
 
 /* Accept relays and swallow what they send, for @secs seconds. */
@@ -408,6 +695,18 @@ int main(int argc, char **argv)
 	uint8_t b[4096];
 	size_t n;
 
+	if (argc >= 5 && (!strcmp(argv[1], "join") ||
+			  !strcmp(argv[1], "tcpjoin") || !strcmp(argv[1], "squat"))) {
+		int rc = one_conn(argc, argv);
+
+		if (rc == 2)
+			fprintf(stderr, "usage: relay_hostile join PORT NAME HINT | tcpjoin PORT KEY NAME HINT | squat PORT NAME HINT SECS\n");
+		return rc;
+	}
+	if (argc == 5 && !strcmp(argv[1], "mitm") &&
+	    sscanf(argv[2], "%u", &port) == 1)
+		return mitm((unsigned int)atoi(argv[3]),
+			    (unsigned int)atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "silent") &&
 	    sscanf(argv[2], "%u", &port) == 1)
 		return silent_host((unsigned int)atoi(argv[3]));

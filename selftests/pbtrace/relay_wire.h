@@ -26,12 +26,12 @@ static inline uint32_t get32(const uint8_t *p)
 	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* Magic "PBTR", version 1, @type, no flags, payload length, sequence. */
+/* Magic "PBTR", version 2, @type, no flags, payload length, sequence. */
 static inline size_t header(uint8_t *p, uint8_t type, uint32_t len,
 			    uint32_t seq)
 {
 	memcpy(p, "PBTR", 4);
-	p[4] = 1;
+	p[4] = 2;
 	p[5] = type;
 	p[6] = p[7] = 0;
 	put32(p + 8, len);

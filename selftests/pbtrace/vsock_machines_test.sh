@@ -222,4 +222,11 @@ check "its file decodes; the machine's trace_stats counts connections seen > 1 o
 # trace_processor counts that as mismatched_sched_switch_tids.
 # (and streams into DISCARD, as the flags session above).
 tp_check_machines $W/drop.pftrace 2 mismatched_sched_switch_tids config_write_into_file_discard
+# Every TCP CHUNK after AUTH is tagged (HMAC-SHA256); what that costs here,
+# for docs/relay-protocol.md (TCG: slower than hardware).
+CH=$(sed -n 's/^chunks_sent //p' $P/relay_stats)
+TNS=$(sed -n 's/^tag_ns //p' $P/relay_stats)
+BY=$(sed -n 's/^bytes_sent //p' $P/relay_stats)
+check "the TCP relay tagged its $CH chunks ($BY bytes): $TNS ns, $((CH ? TNS / CH : 0)) ns per chunk" \
+	eval '((CH > 0 && TNS > 0))'
 finish

@@ -84,7 +84,7 @@ static size_t run(uint8_t mode, const uint8_t *data, size_t len, size_t step,
 		  int *last, unsigned int *frames)
 {
 	struct frame_parser ps;
-	size_t off = 0, have = step ? 0 : len;
+	size_t off = 0, have = step ? 0 : len, n, tag;
 	struct frame f;
 	int rc;
 
@@ -102,8 +102,12 @@ static size_t run(uint8_t mode, const uint8_t *data, size_t len, size_t step,
 		}
 		if ((size_t)rc > have - off)
 			abort();
-		if (frame_encode(again, sizeof(again), &f) != (size_t)rc ||
-		    memcmp(again, data + off, (size_t)rc))
+		/* A tagged frame is the encoding, flagged, then its tag. */
+		tag = data[off + 6] & FRAME_F_TAG ? FRAME_TAG_LEN : 0;
+		n = frame_encode(again, sizeof(again), &f);
+		if (tag)
+			frame_set_tagged(again);
+		if (n + tag != (size_t)rc || memcmp(again, data + off, n))
 			abort();
 		if (f.type == FRAME_CHUNK)
 			check_chunk(f.chunk.data, f.chunk.len);

@@ -279,7 +279,7 @@ static void test_roundtrip(void)
 	f = sample(FRAME_GOODBYE, 0x01020304);
 	f.goodbye.reason = FRAME_E_SEQ;
 	n = frame_encode(buf, sizeof(buf), &f);
-	tap(n == 20 && !memcmp(buf, "PBTR\x01\x08\x00\x00\x04\x00\x00\x00"
+	tap(n == 20 && !memcmp(buf, "PBTR\x02\x08\x00\x00\x04\x00\x00\x00"
 			       "\x04\x03\x02\x01\x06\x00\x00\x00", 20),
 	    "header layout: magic, version, type, flags, LE length and sequence");
 
@@ -301,11 +301,18 @@ static size_t host_stream(uint8_t *buf, size_t size, int *nr)
 					 FRAME_CHUNK, FRAME_CHUNK,
 					 FRAME_STOPPED, FRAME_GOODBYE };
 	struct frame f;
-	size_t n = 0, i;
+	size_t n = 0, i, len;
 
+	/* TCP: every frame after AUTH carries a tag (its bytes not checked here). */
 	for (i = 0; i < sizeof(types); i++) {
 		f = sample(types[i], (uint32_t)i);
-		n += frame_encode(buf + n, size - n, &f);
+		len = frame_encode(buf + n, size - n - FRAME_TAG_LEN, &f);
+		if (i >= 2) {
+			frame_set_tagged(buf + n);
+			memset(buf + n + len, 0x5a, FRAME_TAG_LEN);
+			len += FRAME_TAG_LEN;
+		}
+		n += len;
 	}
 	*nr = (int)sizeof(types);
 	return n;
@@ -441,9 +448,11 @@ static void test_refusals(void)
 
 	hn = enc(hello, sample(FRAME_HELLO, 0));
 	memcpy(buf, hello, hn);
-	buf[4] = 2;
+	buf[4] = 1;
 	expect(parse_after(&ps, buf, 5), FRAME_E_VERSION,
-	       "version 2, header cut after the version byte");
+	       "version 1 (untagged TCP), header cut after the version byte");
+	buf[4] = 3;
+	expect(parse_after(&ps, buf, 5), FRAME_E_VERSION, "version 3");
 	memcpy(buf, hello, hn);
 	buf[5] = FRAME_NR_TYPES;
 	expect(parse_after(&ps, buf, hn), FRAME_E_TYPE, "type 10");
@@ -522,6 +531,34 @@ static void test_refusals(void)
 	tap(parse_after(&ps, hello, hn) == (int)hn, "TCP: HELLO accepted");
 	n = enc(buf, sample(FRAME_PING, 1));
 	expect(parse_after(&ps, buf, n), FRAME_E_ORDER, "TCP: PING before AUTH");
+	n = enc(buf, sample(FRAME_AUTH, 1));
+	frame_set_tagged(buf);
+	expect(parse_after(&ps, buf, n + FRAME_TAG_LEN), FRAME_E_FLAGS,
+	       "TCP: a tagged AUTH (tags start after it)");
+	n = enc(buf, sample(FRAME_AUTH, 1));
+	tap(parse_after(&ps, buf, n) == (int)n, "TCP: AUTH accepted, untagged");
+	n = enc(buf, sample(FRAME_PING, 2));
+	expect(parse_after(&ps, buf, n), FRAME_E_FLAGS,
+	       "TCP: an untagged PING after AUTH");
+	frame_set_tagged(buf);
+	memset(buf + n, 0xab, FRAME_TAG_LEN);
+	tap(parse_after(&ps, buf, n + FRAME_TAG_LEN - 1) == 0,
+	    "TCP: a tagged PING short of its last tag byte: more is needed");
+	tap(parse_after(&ps, buf, n + FRAME_TAG_LEN) == (int)(n + FRAME_TAG_LEN),
+	    "TCP: a tagged PING after AUTH: accepted with its %d tag bytes",
+	    FRAME_TAG_LEN);
+	n = enc(buf, sample(FRAME_HELLO, 0));
+	frame_set_tagged(buf);
+	frame_parser_init(&ps, FRAME_ROLE_HOST, false);
+	expect(parse_after(&ps, buf, n + FRAME_TAG_LEN), FRAME_E_FLAGS,
+	       "vsock: a tagged HELLO");
+	/* The relay: tags from the frame after WELCOME on. */
+	frame_parser_init(&ps, FRAME_ROLE_RELAY, true);
+	n = enc(buf, sample(FRAME_WELCOME, 0));
+	tap(parse_after(&ps, buf, n) == (int)n, "TCP relay: WELCOME untagged");
+	n = enc(buf, sample(FRAME_CONTROL, 1));
+	expect(parse_after(&ps, buf, n), FRAME_E_FLAGS,
+	       "TCP relay: an untagged CONTROL after WELCOME");
 
 	/* Relay side. */
 	frame_parser_init(&ps, FRAME_ROLE_RELAY, false);
