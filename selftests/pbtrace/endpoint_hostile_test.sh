@@ -51,6 +51,10 @@ fi
 stall=$!
 check "the stalling guest is welcomed and its PINGs are being answered" \
 	wait_for 100 eval '[ "$(ep_stat pings)" -ge 1 ]'
+sleep 3			# its reading begun, the host's sends trickle
+for t in $(pgrep pbtrace-ep/); do
+	sed "s/^/# $(cat /proc/$t/comm) before rmmod: /" /proc/$t/stack
+done
 t0=$(date +%s%N)
 rmmod pbtrace &
 rm_pid=$!
