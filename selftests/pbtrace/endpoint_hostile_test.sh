@@ -84,7 +84,7 @@ if ! load; then
 	echo "1..$N"
 	exit 1
 fi
-timeout 40 "$HOSTILE" stall $PORT 2000 close > /tmp/stall.out 2>&1
+timeout 60 "$HOSTILE" stall $PORT 2000 close > /tmp/stall.out 2>&1
 rc=$?
 retap stall /tmp/stall.out
 ((rc == 0)) || not_ok "relay_hostile stall exited $rc"

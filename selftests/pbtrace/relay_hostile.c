@@ -23,10 +23,10 @@
  *                                    accepts and reads, never answers
  *   relay_hostile stall PORT N [close]
  *                                    vsock: HELLO and N PINGs, then a
- *                                    128-byte receive buffer read a byte
- *                                    every 300 ms, so the host's sends
- *                                    trickle; until killed, or with close:
- *                                    TAP on whether the host gives up
+ *                                    byte of credit every 300 ms, so the
+ *                                    host's sends trickle; until killed,
+ *                                    or with close: TAP on whether the
+ *                                    host gives up
  *   relay_hostile crowd PORT         vsock: one peer's many connections
  *                                    trickling HELLOs (TAP)
  *   relay_hostile crowd tcp PORT KEYHEX
@@ -37,6 +37,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -402,12 +403,29 @@ static double now_s(void)
 }
 
 /*
- * The guest that will not read: HELLO and @n PINGs, then a receive buffer
- * of 128 bytes drained a byte every 300 ms. Each of the host's sends waits
- * for credit and moves a byte or two, so none ever fails by itself. Runs
- * until killed; with @until_closed, until the host closes (TAP: it must
- * within 30 s, counting send_timeout).
+ * The guest that takes a byte a second: HELLO and @n PINGs, a receive
+ * buffer of 128 bytes that it never reads, grown by one byte every 300 ms
+ * (vsock sends a credit update for each). Each of the host's sends moves
+ * a byte or three a second and never fails by itself. Runs until killed;
+ * with @until_closed, until the host closes (TAP: it must within 40 s,
+ * counting send_timeout).
  */
+static int stall_fd;
+static unsigned long long stall_sz = 128;
+
+/* From the connect on: the host must never wait 1 s for a byte. */
+static void *stall_grant(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		usleep(300000);
+		stall_sz++;
+		setsockopt(stall_fd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_SIZE,
+			   &stall_sz, sizeof(stall_sz));
+	}
+	return NULL;
+}
+
 static int stall(unsigned int n, int until_closed)
 {
 	static uint8_t out[72 * 4000 + 512];
@@ -418,10 +436,11 @@ static int stall(unsigned int n, int until_closed)
 	};
 	unsigned long long sz = 128;
 	long before = ep_stat("send_timeout");
-	size_t len, got = 0;
-	double t0, end;
+	pthread_t grant;
+	struct pollfd p = { .events = POLLRDHUP };
+	double t0;
+	size_t len;
 	int fd, closed = 0;
-	uint8_t c;
 	unsigned int i;
 
 	if (n > 4000)
@@ -434,28 +453,29 @@ static int stall(unsigned int n, int until_closed)
 		perror("relay_hostile stall: a vsock with a 128-byte buffer");
 		return 1;
 	}
+	stall_fd = fd;
+	pthread_create(&grant, NULL, stall_grant, NULL);
 	len = hello_named(out, 0x5b, 0, "stall");
 	for (i = 0; i < n; i++)
 		len += ping(out + len, i + 1, i + 1);
 	send_all(fd, out, len);
-	printf("# stall: sent HELLO and %u PINGs, reading a byte every 300 ms\n", n);
+	printf("# stall: sent HELLO and %u PINGs, granting a byte every 300 ms\n", n);
 	fflush(stdout);
+	p.fd = fd;
 	t0 = now_s();
-	end = t0 + 30;
-	while (!until_closed || now_s() < end) {
-		if (recv(fd, &c, 1, 0) <= 0) {
+	while (!until_closed || now_s() - t0 < 40) {
+		usleep(100000);
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
 			closed = 1;
 			break;
 		}
-		got++;
-		usleep(300000);
 	}
 	if (!until_closed)
 		return 0;
 	usleep(200000);
 	tap(closed && ep_stat("send_timeout") == before + 1,
-	    "a guest that takes a byte at a time: host closed (%d) after %.1f s and %zu bytes, send_timeout %ld -> %ld",
-	    closed, now_s() - t0, got, before, ep_stat("send_timeout"));
+	    "a guest that grants a byte every 300 ms: host closed (%d) after %.1f s, %llu bytes granted, send_timeout %ld -> %ld",
+	    closed, now_s() - t0, stall_sz - 128, before, ep_stat("send_timeout"));
 	close(fd);
 	return nr_failed ? 1 : 0;
 }
