@@ -53,7 +53,7 @@ check "the stalling guest is welcomed and its PINGs are being answered" \
 	wait_for 100 eval '[ "$(ep_stat pings)" -ge 1 ]'
 sleep 3			# its reading begun, the host's sends trickle
 for t in $(pgrep pbtrace-ep/); do
-	sed "s/^/# $(cat /proc/$t/comm) before rmmod: /" /proc/$t/stack
+	sed "s|^|# $(cat /proc/$t/comm) before rmmod: |" /proc/$t/stack
 done
 t0=$(date +%s%N)
 rmmod pbtrace &
@@ -64,7 +64,7 @@ if kill -0 $rm_pid 2>/dev/null; then
 	not_ok "rmmod while a guest takes a byte at a time: still running after $ms ms"
 	sed 's/^/# rmmod stack: /' /proc/$rm_pid/stack
 	for t in $(pgrep pbtrace-ep); do
-		sed "s/^/# $(cat /proc/$t/comm): /" /proc/$t/stack
+		sed "s|^|# $(cat /proc/$t/comm): |" /proc/$t/stack
 	done
 	kill $stall		# its close fails the host's send: rmmod ends
 	wait $rm_pid
