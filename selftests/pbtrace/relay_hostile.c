@@ -581,7 +581,8 @@ fail:
 }
 
 #define CROWD		20	/* more than the host's EP_MAX_CONNS (16) */
-#define CROWD_SECS	9	/* past the host's handshake deadline */
+#define CROWD_LIMIT	4	/* its EP_MAX_PER_PEER */
+#define CROWD_SECS	14	/* past its handshake deadline, EP_HELLO_SECS */
 
 /*
  * One peer (CID 1; on TCP 127.0.0.2) opens CROWD connections and trickles
@@ -610,11 +611,12 @@ static void crowd(void)
 		open_at[i] = fds[i] >= 0 && !is_closed(fds[i]);
 		held += open_at[i];
 	}
-	tap(made == CROWD && held > 0 && held < CROWD &&
-	    ep_stat("peer_limit") == limit0 + CROWD - held,
-	    "%d connections from one peer (%s, %d connected): the host holds %d, closed %d at once, peer_limit %ld -> %ld",
-	    CROWD, use_tcp ? src : "cid 1", made, held, made - held, limit0,
-	    ep_stat("peer_limit"));
+	/* Those accepted late may find the first ones closed: at most 4. */
+	tap(made == CROWD && held > 0 && held <= CROWD_LIMIT &&
+	    ep_stat("peer_limit") >= limit0 + CROWD - 2 * CROWD_LIMIT,
+	    "%d connections from one peer (%s, %d connected): the host holds %d (at most %d), closed %d at once, peer_limit %ld -> %ld",
+	    CROWD, use_tcp ? src : "cid 1", made, held, CROWD_LIMIT,
+	    made - held, limit0, ep_stat("peer_limit"));
 	if (use_tcp) {
 		fd = good_relay("good-tcp", 0x82);
 		tap(fd >= 0 && machine_online("good-tcp") == 1,
@@ -634,10 +636,12 @@ static void crowd(void)
 			close(fds[i]);
 	}
 	usleep(300000);
-	tap(held > 0 && !still &&
-	    ep_stat("handshake_timeout") == hs0 + held,
-	    "trickling a HELLO byte a second for %d s: the host closed %d of the %d it held, handshake_timeout %ld -> %ld",
-	    CROWD_SECS, held - still, held, hs0, ep_stat("handshake_timeout"));
+	/* Each one refused at once or closed at the deadline, none kept. */
+	tap(held > 0 && !still && ep_stat("handshake_timeout") > hs0 &&
+	    ep_stat("peer_limit") - limit0 + ep_stat("handshake_timeout") - hs0 == made,
+	    "trickling a HELLO byte a second for %d s: the host closed all %d it held at its handshake deadline; of the %d, peer_limit +%ld, handshake_timeout +%ld",
+	    CROWD_SECS, held, made, ep_stat("peer_limit") - limit0,
+	    ep_stat("handshake_timeout") - hs0);
 	fd = good_relay("good-after", 0x83);
 	tap(fd >= 0 && machine_online("good-after") == 1,
 	    "then a relay (%s) gets in, its PING answered, machine online",
