@@ -5,7 +5,10 @@
  * listens and gives each connection a kthread of its own, so a slow or
  * hostile guest only ever blocks itself, never the host's tracing or
  * another guest. Every byte goes through the core frame parser; a frame it
- * refuses closes that connection and is counted by reason.
+ * refuses closes that connection and is counted by reason. One peer (vsock
+ * CID, TCP address) holds at most EP_MAX_PER_PEER connections, and one not
+ * through its handshake in EP_HELLO_SECS is closed, so no guest can lock
+ * the others out; unload shuts every socket down before it stops a thread.
  *
  * Each guest gets a small non-zero machine id, kept for its machine-id hint
  * across reconnects. endpoint_stats (a read-only module parameter) shows
