@@ -639,8 +639,8 @@ static void crowd(void)
 	/* Each one refused at once or closed at the deadline, none kept. */
 	tap(held > 0 && !still && ep_stat("handshake_timeout") > hs0 &&
 	    ep_stat("peer_limit") - limit0 + ep_stat("handshake_timeout") - hs0 == made,
-	    "trickling a HELLO byte a second for %d s: the host closed all %d it held at its handshake deadline; of the %d, peer_limit +%ld, handshake_timeout +%ld",
-	    CROWD_SECS, held, made, ep_stat("peer_limit") - limit0,
+	    "trickling a HELLO byte a second for %d s: the host closed %d of the %d it held at its handshake deadline; of the %d, peer_limit +%ld, handshake_timeout +%ld",
+	    CROWD_SECS, held - still, held, made, ep_stat("peer_limit") - limit0,
 	    ep_stat("handshake_timeout") - hs0);
 	fd = good_relay("good-after", 0x83);
 	tap(fd >= 0 && machine_online("good-after") == 1,
