@@ -404,14 +404,19 @@ static double now_s(void)
 
 /*
  * The guest that takes a byte a second: HELLO and @n PINGs, a receive
- * buffer of 128 bytes that it never reads, grown by one byte every 300 ms
+ * buffer of STALL_BUF bytes that it never reads, grown by one byte every 300 ms
  * (vsock sends a credit update for each). Each of the host's sends moves
  * a byte or three a second and never fails by itself. Runs until killed;
  * with @until_closed, until the host closes (TAP: it must within 40 s,
  * counting send_timeout).
  */
 static int stall_fd;
-static unsigned long long stall_sz = 128;
+/*
+ * Not smaller: 6.12's vsock also counts each queued skb's overhead against
+ * the buffer and resets a peer whose buffer cannot hold one.
+ */
+#define STALL_BUF	65536ULL
+static unsigned long long stall_sz = STALL_BUF;
 
 /* From the connect on: the host must never wait 1 s for a byte. */
 static void *stall_grant(void *arg)
@@ -434,7 +439,7 @@ static int stall(unsigned int n, int until_closed)
 		.svm_cid = VMADDR_CID_LOCAL,
 		.svm_port = port,
 	};
-	unsigned long long sz = 128;
+	unsigned long long sz = STALL_BUF;
 	long before = ep_stat("send_timeout");
 	pthread_t grant;
 	struct pollfd p = { .events = POLLRDHUP };
@@ -451,7 +456,7 @@ static int stall(unsigned int n, int until_closed)
 	    setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_MIN_SIZE, &sz, sizeof(sz)) ||
 	    setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_SIZE, &sz, sizeof(sz)) ||
 	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		perror("relay_hostile stall: a vsock with a 128-byte buffer");
+		perror("relay_hostile stall: a vsock with a small buffer");
 		return 1;
 	}
 	stall_fd = fd;
@@ -464,7 +469,7 @@ static int stall(unsigned int n, int until_closed)
 	p.fd = fd;
 	t0 = now_s();
 	while (!until_closed || now_s() - t0 < 40) {
-		/* The host's credit is capped by our 128 bytes too: feed it. */
+		/* The host's credit is capped by our buffer too: feed it. */
 		r = off < len ? send(fd, out + off, len - off,
 				     MSG_DONTWAIT | MSG_NOSIGNAL) : 0;
 		if (r > 0)
@@ -480,7 +485,7 @@ static int stall(unsigned int n, int until_closed)
 	usleep(200000);
 	tap(closed && ep_stat("send_timeout") == before + 1,
 	    "a guest that grants a byte every 300 ms: host closed (%d) after %.1f s, %llu bytes granted, %zu sent, send_timeout %ld -> %ld",
-	    closed, now_s() - t0, stall_sz - 128, off, before,
+	    closed, now_s() - t0, stall_sz - STALL_BUF, off, before,
 	    ep_stat("send_timeout"));
 	close(fd);
 	return nr_failed ? 1 : 0;
