@@ -5,7 +5,10 @@
  * listens and gives each connection a kthread of its own, so a slow or
  * hostile guest only ever blocks itself, never the host's tracing or
  * another guest. Every byte goes through the core frame parser; a frame it
- * refuses closes that connection and is counted by reason.
+ * refuses closes that connection and is counted by reason. One peer (vsock
+ * CID, TCP address) holds at most EP_MAX_PER_PEER connections, and one not
+ * through its handshake in EP_HELLO_SECS is closed, so no guest can lock
+ * the others out; unload shuts every socket down before it stops a thread.
  *
  * Each guest gets a small non-zero machine id. A machine belongs to its
  * peer (a vsock CID, a TCP relay's own key, else its address): the same
@@ -73,6 +76,8 @@ module_param(endpoint_keys, charp, 0);
 MODULE_PARM_DESC(endpoint_keys, "TCP: NAME:HEX,... the key the relay of each name must prove instead of relay_key");
 
 #define EP_MAX_CONNS	16
+#define EP_MAX_PER_PEER	4	/* per vsock CID or TCP source address */
+#define EP_HELLO_SECS	10	/* HELLO (and AUTH) done by then, or closed */
 #define EP_MAX_MACHINES	PBT_REMOTE_MAX_MACHINES
 #define EP_IDLE_SECS	30	/* above the longest ping period */
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
@@ -188,6 +193,7 @@ static struct {
 	atomic_t truncated, idle, duplicate, table_full, auth_failed;
 	atomic_t cid_refused, identity_refused, peer_full;
 	atomic_t controls, stopped, chunks_unbound, packets_dropped;
+	atomic_t peer_limit, handshake_timeout, send_timeout;
 	atomic_t bad[FRAME_E_NR];
 } ep_stats;
 
@@ -446,6 +452,7 @@ static int ep_identify(struct ep_conn *c)
 static int ep_send(struct ep_conn *c, struct frame *f)
 {
 	size_t n;
+	int ret;
 
 	n = pbt_frame_out(&c->ps, &c->tx_seq, c->tx,
 			  sizeof(c->tx) - FRAME_TAG_LEN, f);
@@ -453,7 +460,13 @@ static int ep_send(struct ep_conn *c, struct frame *f)
 		n = pbt_tag_frame(c->tags.tx, c->tx, n);
 	if (!n)
 		return -EINVAL;
-	return pbt_send_all(c->sock, c->tx, n);
+	ret = pbt_send_all(c->sock, c->tx, n);
+	if (ret == -ETIMEDOUT) {
+		atomic_inc(&ep_stats.send_timeout);
+		pr_info_ratelimited("pbtrace: endpoint: %s has not taken a %zu-byte frame in %d s, closing\n",
+				    c->who, n, PBT_SEND_SECS);
+	}
+	return ret;
 }
 
 /* ---- the session this machine records for ---- */
@@ -955,6 +968,10 @@ static int ep_parse(struct ep_conn *c, const u64 *recv)
 	int n, ret = 0;
 
 	while (!ret) {
+		if (kthread_should_stop()) {	/* unload: the rest is moot */
+			ret = -ESHUTDOWN;
+			break;
+		}
 		n = frame_parse(&c->ps, c->rx + off, c->have - off, &f);
 		if (n < 0) {
 			c->bad = -n;
@@ -977,12 +994,34 @@ static int ep_parse(struct ep_conn *c, const u64 *recv)
 	return ret;
 }
 
+/*
+ * Past a deadline: the handshake's (HELLO, and AUTH on TCP, within
+ * EP_HELLO_SECS of the accept), or EP_IDLE_SECS without a whole frame.
+ */
+static int ep_expired(struct ep_conn *c, unsigned long hello_end,
+		      unsigned long idle_end)
+{
+	if (!c->authed && time_after(jiffies, hello_end)) {
+		atomic_inc(&ep_stats.handshake_timeout);
+		pr_info_ratelimited("pbtrace: endpoint: %s has not finished its handshake in %d s, closing\n",
+				    c->who, EP_HELLO_SECS);
+		return -ETIMEDOUT;
+	}
+	if (time_after(jiffies, idle_end)) {
+		atomic_inc(&ep_stats.idle);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 static int ep_serve(struct ep_conn *c)
 {
 	unsigned long idle_end = jiffies + EP_IDLE_SECS * HZ;
+	unsigned long hello_end = jiffies + EP_HELLO_SECS * HZ;
 	u64 recv[FRAME_NR_CLOCKS];
 	struct msghdr msg = {};
 	struct kvec vec;
+	size_t have;
 	int ret;
 
 	frame_parser_init(&c->ps, FRAME_ROLE_HOST, c->tcp);
@@ -997,23 +1036,24 @@ static int ep_serve(struct ep_conn *c)
 			if (err)
 				return err;
 		}
-		if (ret == -EAGAIN || ret == -EINTR) {
-			if (time_after(jiffies, idle_end)) {
-				atomic_inc(&ep_stats.idle);
-				return -ETIMEDOUT;
-			}
-			continue;
-		}
-		if (ret < 0)
+		if (ret == -EAGAIN || ret == -EINTR)
+			ret = 0;
+		else if (ret < 0)
 			return ret;
-		if (ret == 0) {
+		else if (ret == 0) {
 			if (c->have)		/* closed inside a frame */
 				atomic_inc(&ep_stats.truncated);
 			return -ECONNRESET;
 		}
 		c->have += ret;
-		idle_end = jiffies + EP_IDLE_SECS * HZ;
-		ret = ep_parse(c, recv);
+		have = c->have;
+		ret = ret ? ep_parse(c, recv) : 0;
+		if (ret)
+			return ret;
+		/* Only a whole frame is life: trickled bytes are not. */
+		if (c->have < have)
+			idle_end = jiffies + EP_IDLE_SECS * HZ;
+		ret = ep_expired(c, hello_end, idle_end);
 		if (ret)
 			return ret;
 	}
@@ -1071,6 +1111,14 @@ static void ep_reap(bool all)
 		}
 	}
 	mutex_unlock(&ep_lock);
+	/*
+	 * Unload never waits on a guest: shut every socket down first, which
+	 * ends a send waiting for the guest's credit and the receive, then
+	 * stop the threads (kthread_stop() waits for each).
+	 */
+	if (all)
+		list_for_each_entry(c, &dead, node)
+			kernel_sock_shutdown(c->sock, SHUT_RDWR);
 	list_for_each_entry_safe(c, tmp, &dead, node)
 		ep_conn_free(c);
 }
@@ -1101,16 +1149,57 @@ static bool ep_cid_allowed(u32 cid)
 	return !ep_nr_cids;
 }
 
-static bool ep_slot_get(void)
+static bool ep_same_peer(const struct ep_conn *a, const struct ep_conn *b)
 {
-	bool ok;
+	return a->tcp == b->tcp &&
+	       (a->tcp ? a->addr == b->addr : a->cid == b->cid);
+}
+
+/*
+ * A connection slot for @c, unless all EP_MAX_CONNS are taken or its peer
+ * holds EP_MAX_PER_PEER already, so one peer cannot lock the others out.
+ * Only the listener's thread adds to ep_conns, so the count holds until
+ * ep_start() adds @c.
+ */
+static int ep_slot_get(const struct ep_conn *c)
+{
+	const struct ep_conn *o;
+	int same = 0, ret = 0;
 
 	mutex_lock(&ep_lock);
-	ok = ep_nr_conns < EP_MAX_CONNS;
-	if (ok)
+	list_for_each_entry(o, &ep_conns, node)
+		if (!o->done && ep_same_peer(o, c))
+			same++;
+	if (ep_nr_conns >= EP_MAX_CONNS)
+		ret = -ENOSPC;
+	else if (same >= EP_MAX_PER_PEER)
+		ret = -EBUSY;
+	else
 		ep_nr_conns++;
 	mutex_unlock(&ep_lock);
-	return ok;
+	return ret;
+}
+
+static bool ep_admit(struct ep_conn *c)
+{
+	int ret;
+
+	if (!c->tcp && !ep_cid_allowed(c->cid)) {
+		atomic_inc(&ep_stats.cid_refused);
+		pr_info_ratelimited("pbtrace: endpoint: %s is not in endpoint_cids, closing\n",
+				    c->who);
+		return false;
+	}
+	ret = ep_slot_get(c);
+	if (ret == -EBUSY) {
+		atomic_inc(&ep_stats.peer_limit);
+		pr_info_ratelimited("pbtrace: endpoint: %s has %d connections already, closing a new one\n",
+				    c->who, EP_MAX_PER_PEER);
+	} else if (ret) {
+		pr_info_ratelimited("pbtrace: endpoint: all %d connections taken, closing %s\n",
+				    EP_MAX_CONNS, c->who);
+	}
+	return !ret;
 }
 
 static void ep_slot_put(void)
@@ -1124,26 +1213,20 @@ static void ep_start(struct socket *sock, bool tcp)
 {
 	struct ep_conn *c;
 
-	if (!ep_slot_get())
-		goto refuse;
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
-		goto put;
-	c->rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
-	if (!c->rx)
-		goto free;
+		goto refuse;
 	c->sock = sock;
 	c->tcp = tcp;
+	ep_peer(c);
+	if (!ep_admit(c))
+		goto free;
+	c->rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
+	if (!c->rx)
+		goto put;
 	c->gen = pbt_remote_changes() - 1;	/* look for a session first thing */
 	sock->sk->sk_rcvtimeo = EP_POLL_JIFFIES;
 	sock->sk->sk_sndtimeo = HZ;
-	ep_peer(c);
-	if (!c->tcp && !ep_cid_allowed(c->cid)) {
-		atomic_inc(&ep_stats.cid_refused);
-		pr_info_ratelimited("pbtrace: endpoint: %s is not in endpoint_cids, closing\n",
-				    c->who);
-		goto free_rx;
-	}
 	c->task = kthread_create(ep_conn_thread, c, "pbtrace-ep/%s", c->who);
 	if (IS_ERR(c->task))
 		goto free_rx;
@@ -1157,10 +1240,10 @@ static void ep_start(struct socket *sock, bool tcp)
 
 free_rx:
 	kvfree(c->rx);
-free:
-	kfree(c);
 put:
 	ep_slot_put();
+free:
+	kfree(c);
 refuse:
 	atomic_inc(&ep_stats.refused);
 	sock_release(sock);
@@ -1181,6 +1264,7 @@ static int ep_accept_thread(void *arg)
 			schedule_timeout_interruptible(HZ / 10);
 			continue;
 		}
+		ep_reap(false);		/* those that ended while we waited */
 		ep_start(sock, l->tcp);
 	}
 	return 0;
@@ -1212,6 +1296,10 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		       atomic_read(&ep_stats.stopped),
 		       atomic_read(&ep_stats.chunks_unbound),
 		       atomic_read(&ep_stats.packets_dropped));
+	n += sysfs_emit_at(buf, n, "peer_limit %d\nhandshake_timeout %d\nsend_timeout %d\n",
+			   atomic_read(&ep_stats.peer_limit),
+			   atomic_read(&ep_stats.handshake_timeout),
+			   atomic_read(&ep_stats.send_timeout));
 	for (i = 1; i < FRAME_E_NR; i++)
 		n += sysfs_emit_at(buf, n, "bad_%s %d\n", ep_reason[i],
 				   atomic_read(&ep_stats.bad[i]));

@@ -170,13 +170,24 @@ size_t pbt_frame_out(struct frame_parser *ps, u32 *seq, u8 *tx, size_t size,
 	return n;
 }
 
+/*
+ * All of @buf, or an error. Each kernel_sendmsg() waits at most the
+ * socket's sk_sndtimeo, but a peer that grants a byte of credit at a time
+ * would keep this loop going for ever: so PBT_SEND_SECS in all, and not a
+ * round more once the (kthread) caller is told to stop.
+ */
 int pbt_send_all(struct socket *sock, const void *buf, size_t len)
 {
+	unsigned long end = jiffies + PBT_SEND_SECS * HZ;
 	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
 	struct kvec vec;
 	int ret;
 
 	while (len) {
+		if (kthread_should_stop())
+			return -ESHUTDOWN;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
 		vec.iov_base = (void *)buf;
 		vec.iov_len = len;
 		ret = kernel_sendmsg(sock, &msg, &vec, 1, len);

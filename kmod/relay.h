@@ -39,6 +39,7 @@ int pbt_sock_open(const struct pbt_addr *a, struct socket **res);
  */
 size_t pbt_frame_out(struct frame_parser *ps, u32 *seq, u8 *tx, size_t size,
 		     struct frame *f);
+#define PBT_SEND_SECS	10	/* pbt_send_all(): a whole frame, at most */
 int pbt_send_all(struct socket *sock, const void *buf, size_t len);
 void pbt_clocks(u64 *c);			/* FRAME_NR_CLOCKS values */
 

@@ -41,9 +41,23 @@
  *
  * After AUTH every TCP frame carries a tag (docs/relay-protocol.md); the
  * tags here come from the openssl command too.
+ *   relay_hostile stall PORT N [close]
+ *                                    vsock: HELLO and N PINGs, then a
+ *                                    byte of credit every 300 ms, so the
+ *                                    host's sends trickle; until killed,
+ *                                    or with close: TAP on whether the
+ *                                    host gives up
+ *   relay_hostile crowd PORT         vsock: one peer's many connections
+ *                                    trickling HELLOs (TAP)
+ *   relay_hostile crowd tcp PORT KEYHEX
+ *                                    the same from 127.0.0.2, and a good
+ *                                    relay from 127.0.0.1 meanwhile
+ *   relay_hostile trickle PORT       vsock: welcomed, then a PING a byte
+ *                                    a second (TAP: closed as idle)
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +66,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
@@ -664,6 +679,308 @@ static int mitm(unsigned int to, unsigned int secs)
 	}
 }
 
+/* ---- a peer that holds the host up ---- */
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * The guest that takes a byte a second: HELLO and @n PINGs, a receive
+ * buffer of STALL_BUF bytes that it never reads, grown by one byte every 300 ms
+ * (vsock sends a credit update for each). Each of the host's sends moves
+ * a byte or three a second and never fails by itself. Runs until killed;
+ * with @until_closed, until the host closes (TAP: it must within 40 s,
+ * counting send_timeout).
+ */
+static int stall_fd;
+/*
+ * Not smaller: 6.12's vsock also counts each queued skb's overhead against
+ * the buffer and resets a peer whose buffer cannot hold one.
+ */
+#define STALL_BUF	65536ULL
+static unsigned long long stall_sz = STALL_BUF;
+
+/* From the connect on: the host must never wait 1 s for a byte. */
+static void *stall_grant(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		usleep(300000);
+		stall_sz++;
+		setsockopt(stall_fd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_SIZE,
+			   &stall_sz, sizeof(stall_sz));
+	}
+	return NULL;
+}
+
+static int stall(unsigned int n, int until_closed)
+{
+	static uint8_t out[72 * 4000 + 512];
+	struct sockaddr_vm a = {
+		.svm_family = AF_VSOCK,
+		.svm_cid = VMADDR_CID_LOCAL,
+		.svm_port = port,
+	};
+	unsigned long long sz = STALL_BUF;
+	long before = ep_stat("send_timeout");
+	pthread_t grant;
+	struct pollfd p = { .events = POLLRDHUP };
+	double t0;
+	size_t len, off = 0;
+	int fd, closed = 0;
+	unsigned int i;
+	ssize_t r;
+
+	if (n > 4000)
+		n = 4000;
+	fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_MIN_SIZE, &sz, sizeof(sz)) ||
+	    setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_SIZE, &sz, sizeof(sz)) ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("relay_hostile stall: a vsock with a small buffer");
+		return 1;
+	}
+	stall_fd = fd;
+	pthread_create(&grant, NULL, stall_grant, NULL);
+	len = hello_named(out, 0x5b, 0, "stall");
+	for (i = 0; i < n; i++)
+		len += ping(out + len, i + 1, i + 1);
+	printf("# stall: sending HELLO and %u PINGs, granting a byte every 300 ms\n", n);
+	fflush(stdout);
+	p.fd = fd;
+	t0 = now_s();
+	while (!until_closed || now_s() - t0 < 40) {
+		/* The host's credit is capped by our buffer too: feed it. */
+		r = off < len ? send(fd, out + off, len - off,
+				     MSG_DONTWAIT | MSG_NOSIGNAL) : 0;
+		if (r > 0)
+			off += (size_t)r;
+		usleep(100000);
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			closed = 1;
+			break;
+		}
+	}
+	if (!until_closed)
+		return 0;
+	usleep(200000);
+	tap(closed && ep_stat("send_timeout") == before + 1,
+	    "a guest that grants a byte every 300 ms: host closed (%d) after %.1f s, %llu bytes granted, %zu sent, send_timeout %ld -> %ld",
+	    closed, now_s() - t0, stall_sz - STALL_BUF, off, before,
+	    ep_stat("send_timeout"));
+	close(fd);
+	return nr_failed ? 1 : 0;
+}
+
+/*
+ * A connection from @src (TCP; NULL: the default) to the endpoint, or -1
+ * (exits instead if @must).
+ */
+static int connect_from(const char *src, int must)
+{
+	struct sockaddr_vm a = {
+		.svm_family = AF_VSOCK,
+		.svm_cid = VMADDR_CID_LOCAL,
+		.svm_port = port,
+	};
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	int fd = socket(use_tcp ? AF_INET : AF_VSOCK, SOCK_STREAM, 0);
+
+	if (fd >= 0 && use_tcp && src) {
+		inet_pton(AF_INET, src, &in.sin_addr);
+		if (bind(fd, (struct sockaddr *)&in, sizeof(in))) {
+			perror("relay_hostile: bind the source address");
+			exit(1);
+		}
+	}
+	in.sin_port = htons(port);
+	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && !(use_tcp ? connect(fd, (struct sockaddr *)&in, sizeof(in)) :
+			 connect(fd, (struct sockaddr *)&a, sizeof(a))))
+		return fd;
+	perror("relay_hostile: connect to the endpoint");
+	if (must)
+		exit(1);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Has the host closed @fd? Reads (and drops) what it sent meanwhile. */
+static int is_closed(int fd)
+{
+	char buf[256];
+	ssize_t r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	return r == 0 || (r < 0 && errno != EAGAIN);
+}
+
+/* The online= of the machine named @name in endpoint_stats, or -1. */
+static int machine_online(const char *name)
+{
+	char line[512], want[80], *p;
+	int found = -1;
+	FILE *f = fopen(STATS, "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), " name=%s ", name);
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, " online=");
+		if (strstr(line, want) && p)
+			found = atoi(p + 8);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A relay that does everything right, named @name: HELLO (and on TCP the
+ * proofs, by openssl), then a PING that must be answered. Returns its
+ * connection, or -1 if the host did not let it in.
+ */
+static int good_relay(const char *name, uint8_t hint)
+{
+	uint8_t h[512], w[88], mac[32], b[256];
+	int fd = connect_from(NULL, 1);
+	size_t hl, n;
+	char tk[65];
+
+	hl = hello_named(h, hint, 0, name);
+	send_all(fd, h, hl);
+	if (recv_n(fd, w, sizeof(w)) || w[5] != 2)
+		goto fail;
+	if (use_tcp) {
+		/* AUTH, then a PING tagged as every TCP frame after it. */
+		if (proof("pbtrace-relay-v1 relay", w + 16 + 8, h + 16 + 16,
+			  h + 16, hl - 16, key_hex, mac) ||
+		    tag_key(key_hex, w + 24, h + 32, mac, tk))
+			goto fail;
+		n = auth(b, mac);
+		n += tag_frame(b + n, ping(b + n, 9, 2), tk);
+	} else {
+		n = ping(b, 9, 1);
+	}
+	send_all(fd, b, n);
+	if (recv_n(fd, b, use_tcp ? 72 + 16 : 72) || b[5] != 7 || b[16] != 9)
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+#define CROWD		20	/* more than the host's EP_MAX_CONNS (16) */
+#define CROWD_LIMIT	4	/* its EP_MAX_PER_PEER */
+#define CROWD_SECS	14	/* past its handshake deadline, EP_HELLO_SECS */
+
+/*
+ * One peer (CID 1; on TCP 127.0.0.2) opens CROWD connections and trickles
+ * a HELLO into each, a byte a second: the host must hold only its share,
+ * refuse the rest at once, and close the ones it holds at its handshake
+ * deadline however they trickle. On TCP a good relay from 127.0.0.1 gets
+ * in meanwhile; on vsock, from the same CID once the crowd is gone.
+ */
+static void crowd(void)
+{
+	const char *src = use_tcp ? "127.0.0.2" : NULL;
+	long limit0 = ep_stat("peer_limit"), hs0 = ep_stat("handshake_timeout");
+	int fds[CROWD], open_at[CROWD], held = 0, still = 0, made = 0, i, t, fd;
+	uint8_t h[512];
+	size_t hl = hello_named(h, 0x81, 0, "crowd");
+
+	for (i = 0; i < CROWD; i++) {
+		fds[i] = connect_from(src, 0);
+		if (fds[i] >= 0)
+			send_all(fds[i], h, 1);
+		made += fds[i] >= 0;
+		usleep(50000);		/* no more than the accept backlog */
+	}
+	usleep(500000);
+	for (i = 0; i < CROWD; i++) {
+		open_at[i] = fds[i] >= 0 && !is_closed(fds[i]);
+		held += open_at[i];
+	}
+	/* Those accepted late may find the first ones closed: at most 4. */
+	tap(made == CROWD && held > 0 && held <= CROWD_LIMIT &&
+	    ep_stat("peer_limit") >= limit0 + CROWD - 2 * CROWD_LIMIT,
+	    "%d connections from one peer (%s, %d connected): the host holds %d (at most %d), closed %d at once, peer_limit %ld -> %ld",
+	    CROWD, use_tcp ? src : "cid 1", made, held, CROWD_LIMIT,
+	    made - held, limit0, ep_stat("peer_limit"));
+	if (use_tcp) {
+		fd = good_relay("good-tcp", 0x82);
+		tap(fd >= 0 && machine_online("good-tcp") == 1,
+		    "meanwhile a relay from 127.0.0.1 passes the handshake, its PING answered, machine online");
+		if (fd >= 0)
+			close(fd);
+	}
+	for (t = 1; t <= CROWD_SECS; t++) {
+		sleep(1);
+		for (i = 0; i < CROWD; i++)
+			if (open_at[i] && (size_t)t < hl && !is_closed(fds[i]))
+				send_all(fds[i], h + t, 1);
+	}
+	for (i = 0; i < CROWD; i++) {
+		still += open_at[i] && !is_closed(fds[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	usleep(300000);
+	/* Each one refused at once or closed at the deadline, none kept. */
+	tap(held > 0 && !still && ep_stat("handshake_timeout") > hs0 &&
+	    ep_stat("peer_limit") - limit0 + ep_stat("handshake_timeout") - hs0 == made,
+	    "trickling a HELLO byte a second for %d s: the host closed %d of the %d it held at its handshake deadline; of the %d, peer_limit +%ld, handshake_timeout +%ld",
+	    CROWD_SECS, held - still, held, made, ep_stat("peer_limit") - limit0,
+	    ep_stat("handshake_timeout") - hs0);
+	fd = good_relay("good-after", 0x83);
+	tap(fd >= 0 && machine_online("good-after") == 1,
+	    "then a relay (%s) gets in, its PING answered, machine online",
+	    use_tcp ? "127.0.0.1" : "cid 1, the crowd's own");
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Welcomed, then a PING a byte a second: bytes that never make a frame
+ * are not life, so the host must close it as idle (30 s), not keep it.
+ */
+static void trickle(void)
+{
+	long idle0 = ep_stat("idle");
+	uint8_t b[512], p[72];
+	double t0;
+	size_t i;
+	int fd, closed = 0;
+
+	fd = connect_ep();
+	send_all(fd, b, hello_named(b, 0x84, 0, "trickle"));
+	if (recv_n(fd, b, 88) || b[5] != 2) {
+		tap(0, "trickle: no WELCOME");
+		return;
+	}
+	ping(p, 1, 1);
+	t0 = now_s();
+	for (i = 0; i < sizeof(p) && now_s() - t0 < 50; i++) {
+		send_all(fd, p + i, 1);
+		sleep(1);
+		if (is_closed(fd)) {
+			closed = 1;
+			break;
+		}
+	}
+	close(fd);
+	usleep(200000);
+	tap(closed && ep_stat("idle") == idle0 + 1,
+	    "a PING trickled a byte a second after WELCOME: host closed (%d) after %.0f s and %zu bytes, idle %ld -> %ld",
+	    closed, now_s() - t0, i, idle0, ep_stat("idle"));
+}
+
 /* Accept relays and swallow what they send, for @secs seconds. */
 static int silent_host(unsigned int secs)
 {
@@ -710,6 +1027,23 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "silent") &&
 	    sscanf(argv[2], "%u", &port) == 1)
 		return silent_host((unsigned int)atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "stall") &&
+	    sscanf(argv[2], "%u", &port) == 1)
+		return stall((unsigned int)atoi(argv[3]),
+			     argc == 5 && !strcmp(argv[4], "close"));
+	if (argc == 3 && !strcmp(argv[1], "trickle") &&
+	    sscanf(argv[2], "%u", &port) == 1) {
+		trickle();
+		return nr_failed ? 1 : 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "crowd")) {
+		use_tcp = argc == 5 && !strcmp(argv[2], "tcp");
+		key_hex = use_tcp ? argv[4] : NULL;
+		if (sscanf(argv[use_tcp ? 3 : 2], "%u", &port) == 1) {
+			crowd();
+			return nr_failed ? 1 : 0;
+		}
+	}
 
 	if (argc == 4 && !strcmp(argv[1], "tcp")) {
 		use_tcp = 1;
@@ -719,7 +1053,7 @@ int main(int argc, char **argv)
 		argv[1] = NULL;
 	}
 	if (!argv[1] || sscanf(argv[1], "%u", &port) != 1) {
-		fprintf(stderr, "usage: relay_hostile PORT | relay_hostile tcp PORT KEYHEX\n");
+		fprintf(stderr, "usage: relay_hostile PORT | relay_hostile tcp PORT KEYHEX (more in its header)\n");
 		return 2;
 	}
 	if (ep_stat("accepted") < 0) {
