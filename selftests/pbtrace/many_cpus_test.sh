@@ -4,7 +4,7 @@
 #
 # A large host's CPU ids on 2 vCPUs (TAP): possible_cpus=512 makes
 # nr_cpu_ids 512, and every buffer keeps counters for each possible CPU.
-# A session of 4 buffers then has 2048 per-CPU stats: more than one
+# A session of 4 buffers (16 MiB each: 2 chunks per CPU id) has 2048 per-CPU stats: more than one
 # netlink attribute (64 KiB) can hold. tracectl status must show every
 # CPU's numbers as the kernel counts them (session_counters, libnl of its
 # own), and the trace_stats and ftrace_stats traced writes (from the
@@ -29,7 +29,7 @@ check "the guest has $WANT possible CPUs ($POSSIBLE; boot with possible_cpus=$WA
 
 c=$W/many.pbtx f=$W/many.pftrace k=$W/many.k st=$W/many.status
 {
-	for b in 0 1 2 3; do echo 'buffers { size_kb: 1024 fill_policy: RING_BUFFER }'; done
+	for b in 0 1 2 3; do echo 'buffers { size_kb: 16384 fill_policy: RING_BUFFER }'; done
 	b=0
 	for ev in sched/sched_switch sched/sched_wakeup sched/sched_process_fork sched/sched_waking; do
 		echo "data_sources { config { name: \"linux.ftrace\" target_buffer: $b ftrace_config { ftrace_events: \"$ev\" } } }"
@@ -38,7 +38,8 @@ c=$W/many.pbtx f=$W/many.pftrace k=$W/many.k st=$W/many.status
 	echo 'unique_session_name: "many"'
 } >"$c"
 tctl start -c "$c" -o "$f" >"$W/start.out" 2>&1
-check "a 4-buffer session starts (exit $?)" test $? -eq 0 || sed 's/^/#   /' "$W/start.out"
+check "a 4-buffer session starts (exit $?)" test $? -eq 0 || {
+	sed 's/^/#   /' "$W/start.out"; echo "1..$N"; exit 1; }
 wait_for 100 grep -q "(many): recording to" "$LOG"
 timeout 3 bash -c 'while :; do sleep 0.01; done'
 
@@ -70,13 +71,15 @@ check "some events were counted ($ev)" test "$ev" -gt 0
 wait_done many 300
 check "the file decodes with Perfetto's schema" decode "$f"
 # buffer B's FIELD summed over CPUs, from session_counters' "buffer" line.
+# 0 if the kernel did not say (a buffer missing from its answer).
 kbuf() { awk -v b="$1" -v f="$2" '$1 == "buffer" && $2 == b {
-	for (i = 3; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$k"; }
+	for (i = 3; i < NF; i += 2) if ($i == f) v = $(i + 1) } END {print v + 0}' "$k"; }
 section trace_stats "$f.txt" >"$W/ts"
 # One line per buffer_stats: its fields that are final at stop.
 awk '/^    buffer_stats {/ {b = 1; l = ""} b && /^      [a-z_]+: / {v[$1] = $2}
 	b && /^    }/ {print v["bytes_written:"], v["chunks_written:"], v["chunks_overwritten:"],
 		v["chunks_discarded:"], v["trace_writer_packet_loss:"]; b = 0}' "$W/ts" >"$W/ts.lines"
+check "trace_stats: one buffer_stats per buffer ($(wc -l <"$W/ts.lines"))" test "$(wc -l <"$W/ts.lines")" -eq 4
 for b in 0 1 2 3; do
 	want="$(kbuf $b bytes_written) $(kbuf $b chunks_sealed) $(kbuf $b chunks_overwritten) $(kbuf $b chunks_discarded) $(( $(kbuf $b lost_full) + $(kbuf $b lost_too_large) + $(kbuf $b lost_nmi) ))"
 	got=$(sed -n "$((b + 1))p" "$W/ts.lines")
