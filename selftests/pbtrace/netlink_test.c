@@ -31,6 +31,7 @@
 #include <linux/capability.h>
 
 #include "kselftest_harness.h"
+#include "config.h"
 #include "genl.h"
 #include "reader.h"
 #include "pbtrace_fields.h"
@@ -564,7 +565,10 @@ TEST_F(pbt, lifecycle_states_and_notifications)
 	ASSERT_EQ(1, si.nr_buffers);
 	ASSERT_EQ(1, si.buffers[0].nr_events);
 	ASSERT_STREQ("sched/sched_switch", si.buffers[0].events[0]);
-	ASSERT_GT(si.buffers[0].nr_cpus, 0);
+	/* GET_SESSION carries no per-CPU counters: GET_CPU_STATS pages them. */
+	ASSERT_EQ(0, si.buffers[0].nr_cpus);
+	ASSERT_EQ(0, pbt_nl_get_cpu_stats(self->nl, &si));
+	ASSERT_EQ(pbt_kernel_cpus(NULL), (long)si.buffers[0].nr_cpus);
 	pbt_session_info_free(&si);
 
 	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, id));
@@ -573,6 +577,7 @@ TEST_F(pbt, lifecycle_states_and_notifications)
 	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &si));
 	ASSERT_EQ(PBTRACE_STATE_STOPPED, si.state);
 	ASSERT_GE(si.stop_ns, si.start_ns);
+	ASSERT_EQ(0, pbt_nl_get_cpu_stats(self->nl, &si));
 	{
 		uint64_t events = 0;
 
@@ -584,6 +589,8 @@ TEST_F(pbt, lifecycle_states_and_notifications)
 	pbt_session_info_free(&si);
 	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_DESTROY_SESSION, id));
 	ASSERT_EQ(-ENOENT, pbt_nl_get_session(self->nl, id, &si));
+	si.id = id;
+	ASSERT_EQ(-ENOENT, pbt_nl_get_cpu_stats(self->nl, &si));
 	ASSERT_EQ(-ENOENT, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
 
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {

@@ -160,8 +160,6 @@ static int print_session(struct nlattr **tb, void *arg)
 {
 	struct nlattr *b, *a, *m, *bt[PBTRACE_A_MAX + 1], *mt[PBTRACE_A_MAX + 1];
 	const struct pbtrace_machine_stats *st;
-	const struct pbtrace_cpu_stats *cs;
-	unsigned long long local = 0;
 	int rem, rem2;
 
 	(void)arg;
@@ -175,13 +173,6 @@ static int print_session(struct nlattr **tb, void *arg)
 			nla_for_each_nested(a, bt[PBTRACE_A_BUFFER_MACHINES], rem2)
 				printf(" %s", nla_get_string(a));
 		printf("\n");
-		if (bt[PBTRACE_A_BUFFER_CPUS])
-			nla_for_each_nested(a, bt[PBTRACE_A_BUFFER_CPUS], rem2) {
-				cs = nla_data(a);
-				if (nla_len(a) >= (int)sizeof(*cs))
-					local += cs->events_written;
-			}
-		printf("local_events_written %llu\n", local);
 	}
 	nla_for_each_nested(m, tb[PBTRACE_A_SESSION_MACHINES], rem) {
 		if (nla_parse_nested(mt, PBTRACE_A_MAX, m, NULL) ||
@@ -209,12 +200,53 @@ static int print_session(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/* GET_CPU_STATS: each buffer's events_written, summed over its CPUs. */
+struct local_sum {
+	unsigned long long events[PBTRACE_MAX_BUFFERS];
+	unsigned int nr;
+};
+
+static int sum_cpus(struct nlattr **tb, void *arg)
+{
+	const struct pbtrace_cpu_stats *cs;
+	struct local_sum *l = arg;
+	struct nlattr *a;
+	uint32_t b;
+	int rem;
+
+	if (!tb[PBTRACE_A_BUFFER_INDEX] || !tb[PBTRACE_A_BUFFER_CPUS])
+		return -EBADMSG;
+	b = nla_get_u32(tb[PBTRACE_A_BUFFER_INDEX]);
+	if (b >= PBTRACE_MAX_BUFFERS)
+		return -EBADMSG;
+	nla_for_each_nested(a, tb[PBTRACE_A_BUFFER_CPUS], rem) {
+		cs = nla_data(a);
+		if (nla_len(a) >= (int)sizeof(*cs))
+			l->events[b] += cs->events_written;
+	}
+	if (b >= l->nr)
+		l->nr = b + 1;
+	return 0;
+}
+
 static int get_session(uint32_t id)
 {
 	struct nl_msg *msg = request(PBTRACE_CMD_GET_SESSION);
+	struct local_sum l = { { 0 }, 0 };
+	unsigned int b;
+	int ret;
 
 	nla_put_u32(msg, PBTRACE_A_SESSION_ID, id);
-	return run(msg, print_session, NULL);
+	ret = run(msg, print_session, NULL);
+	if (ret)
+		return ret;
+	msg = request(PBTRACE_CMD_GET_CPU_STATS);
+	nlmsg_hdr(msg)->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, id);
+	ret = run(msg, sum_cpus, &l);
+	for (b = 0; !ret && b < l.nr; b++)
+		printf("local_events_written %llu\n", l.events[b]);
+	return ret;
 }
 
 static double now(void)

@@ -92,15 +92,24 @@
  *    before start), _STOP_NS, PBTRACE_A_DAEMON_PID (as GET_STATUS) and
  *    PBTRACE_A_SESSION_BUFFERS, each
  *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS,
- *    _PIDS, _SYSCALLS and _FULL_SCHED (if any) and
- *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS: NLA_BINARY
- *    struct pbtrace_cpu_stats (one per possible CPU), and _MACHINES if set.
+ *    _PIDS, _SYSCALLS and _FULL_SCHED (if any) and _MACHINES if set.
+ *    No per-CPU counters: those are GET_CPU_STATS' (one struct per
+ *    possible CPU and buffer would outgrow a 64 KiB nest on a large host).
  *    PBTRACE_A_SESSION_MACHINES: NLA_NESTED of PBTRACE_A_MACHINE, one per
  *    relayed machine that recorded into this session (connected or not):
  *    PBTRACE_A_MACHINE_NAME and PBTRACE_A_MACHINE_STATS (NLA_BINARY struct
  *    pbtrace_machine_stats).
  *    PBTRACE_A_SESSION_RELAY (NLA_U8, 1): a session this machine's relay
  *    runs for its host; its chunks go to the host, so traced leaves it alone.
+ *
+ * PBTRACE_CMD_GET_CPU_STATS: dumpit with PBTRACE_A_SESSION_ID (required):
+ *    the session's per-CPU counters, paged. Each message holds
+ *    PBTRACE_A_SESSION_ID, PBTRACE_A_BUFFER_INDEX (NLA_U32) and
+ *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS (NLA_BINARY
+ *    struct pbtrace_cpu_stats), a run of that buffer's possible CPUs in
+ *    order; buffer by buffer, every possible CPU once. The same numbers are
+ *    in each buffer's mapping (struct pbtrace_mmap_header.stats_offset),
+ *    but there without NMI drops the writer has not folded in yet.
  *
  * PBTRACE_CMD_TRIGGER: PBTRACE_A_TRIGGER_NAME (NLA_NUL_STRING). The kernel
  *    multicasts it to the "sessions" group; traced applies trigger_config.
@@ -206,6 +215,7 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_DAEMON_GONE,
 	PBTRACE_CMD_GET_STATUS,
 	PBTRACE_CMD_SET_SESSION,
+	PBTRACE_CMD_GET_CPU_STATS,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
@@ -244,6 +254,7 @@ enum pbtrace_attr {
 	PBTRACE_A_SYSCALL_NR,		/* u32 */
 	PBTRACE_A_SESSION_ERROR,	/* string */
 	PBTRACE_A_BUFFER_FULL_SCHED,	/* flag */
+	PBTRACE_A_BUFFER_INDEX,		/* u32 */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
