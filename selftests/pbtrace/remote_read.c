@@ -17,6 +17,8 @@
  *
  * With REMOTE_READ_AGAIN=SECS it waits that long after EOF and prints
  * "again" and GET_SESSION once more: what a late relay sent after EOF.
+ * With REMOTE_READ_HOLD=PATH it prints "holding" after the start and reads
+ * nothing until PATH exists (remote_queue_test.sh measures the full queue).
  *
  * Output: "key value" lines, then one "machine ..." line per machine.
  */
@@ -288,6 +290,22 @@ static int drain(int fd, FILE *out, void *buf, double until,
 	return 0;
 }
 
+/*
+ * REMOTE_READ_HOLD=PATH: read nothing until PATH exists (at most 5 min),
+ * so the queue fills while a test measures what the host holds.
+ */
+static void hold(const char *path)
+{
+	int i;
+
+	if (!path)
+		return;
+	printf("holding\n");
+	fflush(stdout);
+	for (i = 0; i < 3000 && access(path, F_OK); i++)
+		usleep(100000);
+}
+
 static int bad_lists(void)
 {
 	static const char *const nine[] = { "a", "b", "c", "d", "e", "f", "g",
@@ -360,6 +378,7 @@ int main(int argc, char **argv)
 	       ioctl(fd, PBTRACE_IOC_READ_REMOTE, &rr) < 0 ? errno : 0);
 	if (session_cmd(PBTRACE_CMD_START_SESSION, id))
 		return 1;
+	hold(getenv("REMOTE_READ_HOLD"));
 	/* Half the time, a FLUSH (the relays get CONTROL flush), the rest. */
 	if (drain(fd, out, buf, now() + atof(argv[2]) / 2, &bytes) < 0)
 		return 1;
