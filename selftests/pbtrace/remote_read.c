@@ -19,6 +19,9 @@
  * "again" and GET_SESSION once more: what a late relay sent after EOF.
  * With REMOTE_READ_HOLD=PATH it prints "holding" after the start and reads
  * nothing until PATH exists (remote_queue_test.sh measures the full queue).
+ * With REMOTE_READ_WATCH set the session gets a second buffer that no
+ * machine fills, and "watch_wakeups N" says how often a poll() on it was
+ * woken from the start to the end of the hold.
  *
  * Output: "key value" lines, then one "machine ..." line per machine.
  */
@@ -30,8 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <netlink/genl/genl.h>
 #include <netlink/genl/ctrl.h>
 #include <linux/pbtrace.h>
@@ -117,6 +122,77 @@ static int got_id(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/*
+ * REMOTE_READ_WATCH: a second buffer, for a machine that never comes, and
+ * a thread that sleeps in poll() on it. Buffers share the session's wait
+ * queue, so each wake-up for buffer 0's records wakes it once: its
+ * voluntary context switches count them (watch_wakeups).
+ */
+static void watch_buffer(struct nl_msg *msg)
+{
+	struct nlattr *buf, *list;
+
+	buf = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, 512);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_CHUNK_KB, 16);
+	list = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER_EVENTS);
+	nla_put_string(msg, PBTRACE_A_EVENT_NAME, "sched/sched_switch");
+	nla_nest_end(msg, list);
+	list = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER_MACHINES);
+	nla_put_string(msg, PBTRACE_A_MACHINE_NAME, "never-connects");
+	nla_nest_end(msg, list);
+	nla_nest_end(msg, buf);
+}
+
+static uint32_t watch_session;
+static volatile pid_t watch_tid;
+
+static void *watcher(void *arg)
+{
+	struct pbtrace_attach at = { .session_id = watch_session, .buffer = 1 };
+	int fd = open("/dev/pbtrace", O_RDONLY);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	(void)arg;
+	if (fd < 0 || ioctl(fd, PBTRACE_IOC_ATTACH, &at)) {
+		perror("remote_read: watcher attach");
+		exit(1);
+	}
+	watch_tid = (pid_t)syscall(SYS_gettid);
+	while (poll(&p, 1, -1) == 0 || !(p.revents & (POLLIN | POLLERR | POLLHUP)))
+		;
+	return NULL;
+}
+
+/* The watcher's voluntary context switches: its wake-ups, once asleep. */
+static long watch_switches(void)
+{
+	char path[64], line[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)watch_tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "voluntary_ctxt_switches: %ld", &v);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long start_watcher(uint32_t id)
+{
+	pthread_t t;
+
+	watch_session = id;
+	if (pthread_create(&t, NULL, watcher, NULL))
+		return -1;
+	while (!watch_tid)
+		usleep(10000);
+	usleep(200000);		/* asleep in poll() */
+	return watch_switches();
+}
+
 /* One buffer: 2 x 256 KiB, sched and syscalls, for @names (or none). */
 static int new_session(const char *const *names, int nr, uint32_t *id)
 {
@@ -145,6 +221,8 @@ static int new_session(const char *const *names, int nr, uint32_t *id)
 		nla_nest_end_keep_empty(msg, list);
 	}
 	nla_nest_end(msg, buf);
+	if (getenv("REMOTE_READ_WATCH"))
+		watch_buffer(msg);
 	nla_nest_end(msg, bufs);
 	return run(msg, got_id, id);
 }
@@ -337,6 +415,7 @@ int main(int argc, char **argv)
 	struct pbtrace_remote_read rr;
 	unsigned long long bytes = 0;
 	double t_stop, t_eof;
+	long watched = 0;
 	int fd, eof, ret;
 	void *buf;
 	FILE *out;
@@ -376,9 +455,13 @@ int main(int argc, char **argv)
 	rr.size = PBTRACE_REMOTE_READ_MIN;
 	printf("before_start_errno %d\n",
 	       ioctl(fd, PBTRACE_IOC_READ_REMOTE, &rr) < 0 ? errno : 0);
+	if (getenv("REMOTE_READ_WATCH"))
+		watched = start_watcher(id);
 	if (session_cmd(PBTRACE_CMD_START_SESSION, id))
 		return 1;
 	hold(getenv("REMOTE_READ_HOLD"));
+	if (getenv("REMOTE_READ_WATCH"))
+		printf("watch_wakeups %ld\n", watch_switches() - watched);
 	/* Half the time, a FLUSH (the relays get CONTROL flush), the rest. */
 	if (drain(fd, out, buf, now() + atof(argv[2]) / 2, &bytes) < 0)
 		return 1;
