@@ -369,9 +369,10 @@ void pbt_remote_unbind(struct pbt_session *s, u32 buffer, u32 machine_id,
 
 /*
  * What a record of @size bytes (header and data) costs the host: its
- * allocation, not its payload. A 20-byte record takes a 64-byte slab
- * object, so counting payload would let a guest of tiny frames make the
- * host hold three times the bound.
+ * allocation, not its payload. A 10-byte record takes a 64-byte slab
+ * object, so counting payload let a guest of tiny frames make the host
+ * hold six times the bound. The bound is checked against what kmalloc
+ * would take, never less than a vmalloc fallback's pages.
  */
 static size_t rec_cost(const void *rec, size_t size)
 {
