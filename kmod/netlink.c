@@ -738,25 +738,6 @@ static int put_machines(struct sk_buff *msg, struct pbt_session *s)
 	return 0;
 }
 
-static int put_cpu_stats(struct sk_buff *msg, struct pbt_buffer *b)
-{
-	struct pbtrace_cpu_stats st;
-	struct nlattr *nest;
-	int cpu;
-
-	nest = nla_nest_start(msg, PBTRACE_A_BUFFER_CPUS);
-	if (!nest)
-		return -EMSGSIZE;
-	for_each_possible_cpu(cpu) {
-		memset(&st, 0, sizeof(st));
-		pbt_buffer_stats(b, cpu, &st);
-		if (nla_put(msg, PBTRACE_A_CPU_STATS, sizeof(st), &st))
-			return -EMSGSIZE;
-	}
-	nla_nest_end(msg, nest);
-	return 0;
-}
-
 static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 		      unsigned int i)
 {
@@ -772,8 +753,7 @@ static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 	    put_syscalls(msg, bp) || put_machine_names(msg, bp) ||
 	    (bp->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)) ||
 	    (bp->follow_forks &&
-	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)) ||
-	    put_cpu_stats(msg, s->buffers[i]))
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
@@ -838,15 +818,16 @@ static int fill_session(struct sk_buff *msg, struct pbt_session *s,
 	return 0;
 }
 
-/* Upper bound of one session message: config, output, stats dominate. */
+/*
+ * Upper bound of one session message: config and output dominate. It
+ * does not grow with the CPUs: their counters are GET_CPU_STATS'.
+ */
 static size_t session_msg_size(void)
 {
 	size_t buffer = nla_total_size(0) + 3 * nla_total_size(4) +
 			nla_total_size(0) + PBT_NR_EVENTS * nla_total_size(PBTRACE_NAME_MAX) +
 			nla_total_size(0) + PBTRACE_MAX_PIDS * nla_total_size(4) +
 			nla_total_size(0) + PBTRACE_MAX_SYSCALLS * nla_total_size(4) +
-			nla_total_size(0) + nr_cpu_ids *
-			nla_total_size(sizeof(struct pbtrace_cpu_stats)) +
 			nla_total_size(0) + PBTRACE_MAX_MACHINE_NAMES *
 			nla_total_size(PBTRACE_NAME_MAX);
 	size_t machines = nla_total_size(0) + PBT_REMOTE_MAX_MACHINES *
@@ -918,6 +899,110 @@ static int pbt_nl_get_session_dump(struct sk_buff *skb,
 			break;
 	}
 	/* A session that does not fit an empty message would loop forever. */
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+/*
+ * GET_CPU_STATS, paged: one struct per possible CPU and buffer is 92 bytes
+ * each, which on a large host outgrows the 64 KiB a nest can say (its
+ * length is 16 bits) and the message GET_SESSION could allocate. So each
+ * message holds a run of one buffer's CPUs, at most CPU_STATS_PER_MSG.
+ * cb->args: [0] session id, [1] buffer, [2] the next CPU to send.
+ */
+#define CPU_STATS_PER_MSG 256
+
+static int pbt_nl_cpu_stats_start(struct netlink_callback *cb)
+{
+	/* Checked against pbt_policy already: a u32 if there. */
+	const struct nlattr *id = nlmsg_find_attr(cb->nlh, GENL_HDRLEN,
+						  PBTRACE_A_SESSION_ID);
+	struct pbt_session *s;
+	int ret = may_read(cb->skb, cb->extack);
+
+	if (ret)
+		return ret;
+	if (!id) {
+		NL_SET_ERR_MSG(cb->extack, "needs a session id: 'tracectl status' lists them");
+		return -EINVAL;
+	}
+	s = pbt_session_get(nla_get_u32(id));
+	if (!s) {
+		NL_SET_ERR_MSG(cb->extack, "no session with this id: 'tracectl status' lists them");
+		return -ENOENT;
+	}
+	/* A member (no CAP_PERFMON) looks at its own sessions only. */
+	if (!sees_all(cb->skb) && !uid_eq(s->params.owner_uid, current_euid()))
+		ret = -EPERM;
+	pbt_session_put(s);
+	if (ret) {
+		NL_SET_ERR_MSG(cb->extack, "this session belongs to another user: a member may look only at its own");
+		return ret;
+	}
+	cb->args[0] = nla_get_u32(id);
+	cb->args[1] = 0;
+	cb->args[2] = 0;
+	return 0;
+}
+
+/* One message of buffer cb->args[1]'s CPUs; -EMSGSIZE when @skb is full. */
+static int fill_cpu_stats(struct sk_buff *skb, struct netlink_callback *cb,
+			  struct pbt_session *s)
+{
+	struct pbt_buffer *b = s->buffers[cb->args[1]];
+	struct pbtrace_cpu_stats st;
+	struct nlattr *nest;
+	int cpu, n = 0;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &pbt_family, NLM_F_MULTI, PBTRACE_CMD_GET_CPU_STATS);
+	if (!hdr)
+		return -EMSGSIZE;
+	nest = NULL;
+	if (!nla_put_u32(skb, PBTRACE_A_SESSION_ID, s->id) &&
+	    !nla_put_u32(skb, PBTRACE_A_BUFFER_INDEX, cb->args[1]))
+		nest = nla_nest_start(skb, PBTRACE_A_BUFFER_CPUS);
+	if (!nest)
+		goto full;
+	for (cpu = cpumask_next(cb->args[2] - 1, cpu_possible_mask);
+	     cpu < nr_cpu_ids && n < CPU_STATS_PER_MSG;
+	     cpu = cpumask_next(cpu, cpu_possible_mask), n++) {
+		memset(&st, 0, sizeof(st));
+		pbt_buffer_stats(b, cpu, &st);
+		if (nla_put(skb, PBTRACE_A_CPU_STATS, sizeof(st), &st))
+			break;
+	}
+	if (!n)
+		goto full;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	cb->args[2] = cpu;
+	if (cpu >= nr_cpu_ids) {
+		cb->args[1]++;
+		cb->args[2] = 0;
+	}
+	return 0;
+full:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int pbt_nl_cpu_stats_dump(struct sk_buff *skb,
+				 struct netlink_callback *cb)
+{
+	struct pbt_session *s = pbt_session_get(cb->args[0]);
+	int ret = 0;
+
+	if (!s)			/* destroyed since start: the dump ends */
+		return 0;
+	mutex_lock(&pbt_sessions_lock);
+	while (!ret && cb->args[1] < s->params.nr_buffers)
+		ret = fill_cpu_stats(skb, cb, s);
+	mutex_unlock(&pbt_sessions_lock);
+	pbt_session_put(s);
+	/* A message that does not fit an empty skb would loop forever. */
 	if (ret && !skb->len)
 		return ret;
 	return skb->len;
@@ -1126,6 +1211,10 @@ static const struct genl_ops pbt_ops[] = {
 		.doit = pbt_nl_get_session,
 		.start = pbt_nl_get_session_start,
 		.dumpit = pbt_nl_get_session_dump,
+	}, {
+		.cmd = PBTRACE_CMD_GET_CPU_STATS,
+		.start = pbt_nl_cpu_stats_start,
+		.dumpit = pbt_nl_cpu_stats_dump,
 	}, {
 		.cmd = PBTRACE_CMD_TRIGGER,
 		.doit = pbt_nl_trigger,

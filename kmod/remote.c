@@ -29,12 +29,13 @@
 struct remote_rec {
 	struct list_head node;
 	u32 len;
+	u32 cost;			/* rec_cost(): what q->used counts */
 	u8 data[];
 };
 
 struct remote_queue {
 	struct list_head recs;
-	size_t used, bound;
+	size_t used, bound;		/* bytes allocated, not payload */
 	unsigned int pending;		/* bound machines that owe a STOPPED */
 	bool eof;			/* a reader was told: refuse the rest */
 };
@@ -258,7 +259,7 @@ int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
 		if (rec->len > size - len)
 			break;
 		len += rec->len;
-		q->used -= rec->len;
+		q->used -= rec->cost;
 		list_move_tail(&rec->node, &taken);
 	}
 	mutex_unlock(&r->lock);
@@ -277,7 +278,7 @@ int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
 
 	mutex_lock(&r->lock);
 	list_for_each_entry(rec, &taken, node)
-		q->used += rec->len;
+		q->used += rec->cost;
 	list_splice(&taken, &q->recs);
 	if (!ret && list_empty(&q->recs) && done_locked(r, buffer)) {
 		rr->flags |= PBTRACE_REMOTE_EOF;
@@ -366,24 +367,43 @@ void pbt_remote_unbind(struct pbt_session *s, u32 buffer, u32 machine_id,
 	wake_up_all(&s->wq);
 }
 
-static bool push_locked(struct pbt_remote *r, u32 buffer, const void *data,
-			size_t len)
+/*
+ * What a record of @size bytes (header and data) costs the host: its
+ * allocation, not its payload. A 10-byte record takes a 64-byte slab
+ * object, so counting payload let a guest of tiny frames make the host
+ * hold six times the bound. The bound is checked against what kmalloc
+ * would take, never less than a vmalloc fallback's pages.
+ */
+static size_t rec_cost(const void *rec, size_t size)
+{
+	if (is_vmalloc_addr(rec))
+		return PAGE_ALIGN(size);
+	return kmalloc_size_roundup(size);
+}
+
+/* Returns 0 if refused, 1 if queued, 2 if queued into an empty queue. */
+static int push_locked(struct pbt_remote *r, u32 buffer, const void *data,
+		       size_t len)
 {
 	struct remote_queue *q = &r->q[buffer];
+	size_t size = struct_size_t(struct remote_rec, data, len);
 	struct remote_rec *rec;
+	bool was_empty;
 
 	/* After EOF nobody reads: a late chunk is lost, so count it. */
 	if (q->eof || len > PBTRACE_REMOTE_READ_MIN ||
-	    q->used + len > q->bound)
-		return false;
-	rec = kvmalloc(struct_size(rec, data, len), GFP_KERNEL);
+	    q->used + kmalloc_size_roundup(size) > q->bound)
+		return 0;
+	rec = kvmalloc(size, GFP_KERNEL);
 	if (!rec)
-		return false;
+		return 0;
 	rec->len = len;
+	rec->cost = rec_cost(rec, size);
 	memcpy(rec->data, data, len);
+	was_empty = list_empty(&q->recs);
 	list_add_tail(&rec->node, &q->recs);
-	q->used += len;
-	return true;
+	q->used += rec->cost;
+	return was_empty ? 2 : 1;
 }
 
 /*
@@ -395,21 +415,25 @@ void pbt_remote_chunk(struct pbt_session *s, u32 buffer, u32 machine_id,
 {
 	struct pbt_remote *r = s->remote;
 	struct remote_machine *m = machine(r, machine_id);
-	bool ok;
+	int pushed;
 
 	if (!m || buffer >= PBTRACE_MAX_BUFFERS)
 		return;
 	mutex_lock(&r->lock);
-	ok = len > 0 && push_locked(r, buffer, rec, len);
+	pushed = len > 0 ? push_locked(r, buffer, rec, len) : 0;
 	m->st.chunks_lost_relay += lost;
-	if (ok) {
+	if (pushed) {
 		m->st.chunks++;
 		m->st.bytes += len;
 	} else {
 		m->st.chunks_dropped++;
 	}
 	mutex_unlock(&r->lock);
-	if (ok)
+	/*
+	 * Readers take every record they are woken for, so a queue that was
+	 * not empty has a reader on its way: wake only for the first.
+	 */
+	if (pushed == 2)
 		wake_up_all(&s->wq);
 }
 
@@ -418,16 +442,16 @@ bool pbt_remote_packet(struct pbt_session *s, u32 buffer, const void *rec,
 		       size_t len)
 {
 	struct pbt_remote *r = s->remote;
-	bool ok;
+	int pushed;
 
 	if (buffer >= PBTRACE_MAX_BUFFERS)
 		return false;
 	mutex_lock(&r->lock);
-	ok = push_locked(r, buffer, rec, len);
+	pushed = push_locked(r, buffer, rec, len);
 	mutex_unlock(&r->lock);
-	if (ok)
+	if (pushed == 2)
 		wake_up_all(&s->wq);
-	return ok;
+	return pushed;
 }
 
 /* A complete ping round: keep the offset at the smallest RTT, and the spread. */

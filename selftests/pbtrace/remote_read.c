@@ -17,6 +17,11 @@
  *
  * With REMOTE_READ_AGAIN=SECS it waits that long after EOF and prints
  * "again" and GET_SESSION once more: what a late relay sent after EOF.
+ * With REMOTE_READ_HOLD=PATH it prints "holding" after the start and reads
+ * nothing until PATH exists (remote_queue_test.sh measures the full queue).
+ * With REMOTE_READ_WATCH set the session gets a second buffer that no
+ * machine fills, and "watch_wakeups N" says how often a poll() on it was
+ * woken from the start to the end of the hold.
  *
  * Output: "key value" lines, then one "machine ..." line per machine.
  */
@@ -28,8 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <netlink/genl/genl.h>
 #include <netlink/genl/ctrl.h>
 #include <linux/pbtrace.h>
@@ -115,6 +122,77 @@ static int got_id(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/*
+ * REMOTE_READ_WATCH: a second buffer, for a machine that never comes, and
+ * a thread that sleeps in poll() on it. Buffers share the session's wait
+ * queue, so each wake-up for buffer 0's records wakes it once: its
+ * voluntary context switches count them (watch_wakeups).
+ */
+static void watch_buffer(struct nl_msg *msg)
+{
+	struct nlattr *buf, *list;
+
+	buf = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, 512);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_CHUNK_KB, 16);
+	list = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER_EVENTS);
+	nla_put_string(msg, PBTRACE_A_EVENT_NAME, "sched/sched_switch");
+	nla_nest_end(msg, list);
+	list = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER_MACHINES);
+	nla_put_string(msg, PBTRACE_A_MACHINE_NAME, "never-connects");
+	nla_nest_end(msg, list);
+	nla_nest_end(msg, buf);
+}
+
+static uint32_t watch_session;
+static volatile pid_t watch_tid;
+
+static void *watcher(void *arg)
+{
+	struct pbtrace_attach at = { .session_id = watch_session, .buffer = 1 };
+	int fd = open("/dev/pbtrace", O_RDONLY);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	(void)arg;
+	if (fd < 0 || ioctl(fd, PBTRACE_IOC_ATTACH, &at)) {
+		perror("remote_read: watcher attach");
+		exit(1);
+	}
+	watch_tid = (pid_t)syscall(SYS_gettid);
+	while (poll(&p, 1, -1) == 0 || !(p.revents & (POLLIN | POLLERR | POLLHUP)))
+		;
+	return NULL;
+}
+
+/* The watcher's voluntary context switches: its wake-ups, once asleep. */
+static long watch_switches(void)
+{
+	char path[64], line[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)watch_tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "voluntary_ctxt_switches: %ld", &v);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long start_watcher(uint32_t id)
+{
+	pthread_t t;
+
+	watch_session = id;
+	if (pthread_create(&t, NULL, watcher, NULL))
+		return -1;
+	while (!watch_tid)
+		usleep(10000);
+	usleep(200000);		/* asleep in poll() */
+	return watch_switches();
+}
+
 /* One buffer: 2 x 256 KiB, sched and syscalls, for @names (or none). */
 static int new_session(const char *const *names, int nr, uint32_t *id)
 {
@@ -143,6 +221,8 @@ static int new_session(const char *const *names, int nr, uint32_t *id)
 		nla_nest_end_keep_empty(msg, list);
 	}
 	nla_nest_end(msg, buf);
+	if (getenv("REMOTE_READ_WATCH"))
+		watch_buffer(msg);
 	nla_nest_end(msg, bufs);
 	return run(msg, got_id, id);
 }
@@ -160,8 +240,6 @@ static int print_session(struct nlattr **tb, void *arg)
 {
 	struct nlattr *b, *a, *m, *bt[PBTRACE_A_MAX + 1], *mt[PBTRACE_A_MAX + 1];
 	const struct pbtrace_machine_stats *st;
-	const struct pbtrace_cpu_stats *cs;
-	unsigned long long local = 0;
 	int rem, rem2;
 
 	(void)arg;
@@ -175,13 +253,6 @@ static int print_session(struct nlattr **tb, void *arg)
 			nla_for_each_nested(a, bt[PBTRACE_A_BUFFER_MACHINES], rem2)
 				printf(" %s", nla_get_string(a));
 		printf("\n");
-		if (bt[PBTRACE_A_BUFFER_CPUS])
-			nla_for_each_nested(a, bt[PBTRACE_A_BUFFER_CPUS], rem2) {
-				cs = nla_data(a);
-				if (nla_len(a) >= (int)sizeof(*cs))
-					local += cs->events_written;
-			}
-		printf("local_events_written %llu\n", local);
 	}
 	nla_for_each_nested(m, tb[PBTRACE_A_SESSION_MACHINES], rem) {
 		if (nla_parse_nested(mt, PBTRACE_A_MAX, m, NULL) ||
@@ -209,12 +280,53 @@ static int print_session(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/* GET_CPU_STATS: each buffer's events_written, summed over its CPUs. */
+struct local_sum {
+	unsigned long long events[PBTRACE_MAX_BUFFERS];
+	unsigned int nr;
+};
+
+static int sum_cpus(struct nlattr **tb, void *arg)
+{
+	const struct pbtrace_cpu_stats *cs;
+	struct local_sum *l = arg;
+	struct nlattr *a;
+	uint32_t b;
+	int rem;
+
+	if (!tb[PBTRACE_A_BUFFER_INDEX] || !tb[PBTRACE_A_BUFFER_CPUS])
+		return -EBADMSG;
+	b = nla_get_u32(tb[PBTRACE_A_BUFFER_INDEX]);
+	if (b >= PBTRACE_MAX_BUFFERS)
+		return -EBADMSG;
+	nla_for_each_nested(a, tb[PBTRACE_A_BUFFER_CPUS], rem) {
+		cs = nla_data(a);
+		if (nla_len(a) >= (int)sizeof(*cs))
+			l->events[b] += cs->events_written;
+	}
+	if (b >= l->nr)
+		l->nr = b + 1;
+	return 0;
+}
+
 static int get_session(uint32_t id)
 {
 	struct nl_msg *msg = request(PBTRACE_CMD_GET_SESSION);
+	struct local_sum l = { { 0 }, 0 };
+	unsigned int b;
+	int ret;
 
 	nla_put_u32(msg, PBTRACE_A_SESSION_ID, id);
-	return run(msg, print_session, NULL);
+	ret = run(msg, print_session, NULL);
+	if (ret)
+		return ret;
+	msg = request(PBTRACE_CMD_GET_CPU_STATS);
+	nlmsg_hdr(msg)->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, id);
+	ret = run(msg, sum_cpus, &l);
+	for (b = 0; !ret && b < l.nr; b++)
+		printf("local_events_written %llu\n", l.events[b]);
+	return ret;
 }
 
 static double now(void)
@@ -256,6 +368,22 @@ static int drain(int fd, FILE *out, void *buf, double until,
 	return 0;
 }
 
+/*
+ * REMOTE_READ_HOLD=PATH: read nothing until PATH exists (at most 5 min),
+ * so the queue fills while a test measures what the host holds.
+ */
+static void hold(const char *path)
+{
+	int i;
+
+	if (!path)
+		return;
+	printf("holding\n");
+	fflush(stdout);
+	for (i = 0; i < 3000 && access(path, F_OK); i++)
+		usleep(100000);
+}
+
 static int bad_lists(void)
 {
 	static const char *const nine[] = { "a", "b", "c", "d", "e", "f", "g",
@@ -287,6 +415,7 @@ int main(int argc, char **argv)
 	struct pbtrace_remote_read rr;
 	unsigned long long bytes = 0;
 	double t_stop, t_eof;
+	long watched = 0;
 	int fd, eof, ret;
 	void *buf;
 	FILE *out;
@@ -326,8 +455,13 @@ int main(int argc, char **argv)
 	rr.size = PBTRACE_REMOTE_READ_MIN;
 	printf("before_start_errno %d\n",
 	       ioctl(fd, PBTRACE_IOC_READ_REMOTE, &rr) < 0 ? errno : 0);
+	if (getenv("REMOTE_READ_WATCH"))
+		watched = start_watcher(id);
 	if (session_cmd(PBTRACE_CMD_START_SESSION, id))
 		return 1;
+	hold(getenv("REMOTE_READ_HOLD"));
+	if (getenv("REMOTE_READ_WATCH"))
+		printf("watch_wakeups %ld\n", watch_switches() - watched);
 	/* Half the time, a FLUSH (the relays get CONTROL flush), the rest. */
 	if (drain(fd, out, buf, now() + atof(argv[2]) / 2, &bytes) < 0)
 		return 1;

@@ -740,6 +740,74 @@ int pbt_nl_get_session(struct pbt_nl *nl, uint32_t id,
 	return ret;
 }
 
+struct cpu_walk {
+	uint32_t id;
+	size_t nr_buffers;
+	size_t nr[PBTRACE_MAX_BUFFERS];
+	struct pbtrace_cpu_stats *cpus[PBTRACE_MAX_BUFFERS];
+};
+
+/* One GET_CPU_STATS message: a run of one buffer's CPUs, appended. */
+static int parse_cpu_run(struct nlattr **tb, void *arg)
+{
+	struct cpu_walk *w = arg;
+	struct pbtrace_cpu_stats *cpus;
+	struct nlattr *a;
+	size_t n = 0, len;
+	uint32_t b;
+	int rem;
+
+	if (!tb[PBTRACE_A_BUFFER_INDEX] || !tb[PBTRACE_A_BUFFER_CPUS] ||
+	    get_u32(tb[PBTRACE_A_SESSION_ID]) != w->id)
+		return -EPROTO;
+	b = get_u32(tb[PBTRACE_A_BUFFER_INDEX]);
+	if (b >= w->nr_buffers)	/* SET_SESSION added it since GET_SESSION */
+		return 0;
+	nla_for_each_nested(a, tb[PBTRACE_A_BUFFER_CPUS], rem)
+		n += nla_type(a) == PBTRACE_A_CPU_STATS;
+	cpus = realloc(w->cpus[b], (w->nr[b] + n + 1) * sizeof(*cpus));
+	if (!cpus)
+		return -ENOMEM;
+	w->cpus[b] = cpus;
+	nla_for_each_nested(a, tb[PBTRACE_A_BUFFER_CPUS], rem) {
+		if (nla_type(a) != PBTRACE_A_CPU_STATS)
+			continue;
+		/* An older kernel may send a shorter struct: zero the rest. */
+		len = (size_t)nla_len(a) < sizeof(*cpus) ? (size_t)nla_len(a) :
+							   sizeof(*cpus);
+		memset(&cpus[w->nr[b]], 0, sizeof(*cpus));
+		memcpy(&cpus[w->nr[b]], nla_data(a), len);
+		w->nr[b]++;
+	}
+	return 0;
+}
+
+int pbt_nl_get_cpu_stats(struct pbt_nl *nl, struct pbt_session_info *s)
+{
+	struct nl_msg *msg = new_msg(nl, PBTRACE_CMD_GET_CPU_STATS,
+				     NLM_F_DUMP, 0);
+	struct cpu_walk w = { .id = s->id, .nr_buffers = s->nr_buffers };
+	size_t i;
+	int ret;
+
+	if (!msg || nla_put_u32(msg, PBTRACE_A_SESSION_ID, s->id)) {
+		nlmsg_free(msg);
+		set_err(nl, "out of memory");
+		return -ENOMEM;
+	}
+	ret = run(nl, msg, parse_cpu_run, &w);
+	for (i = 0; i < w.nr_buffers; i++) {
+		if (ret) {
+			free(w.cpus[i]);
+			continue;
+		}
+		free(s->buffers[i].cpus);
+		s->buffers[i].cpus = w.cpus[i];
+		s->buffers[i].nr_cpus = w.nr[i];
+	}
+	return ret;
+}
+
 struct session_list {
 	struct pbt_session_info *v;
 	size_t n, cap;

@@ -93,7 +93,8 @@ struct pbt_buffer_info {
 	size_t nr_pids;
 	uint32_t pids[PBTRACE_MAX_PIDS];
 	size_t nr_cpus;
-	struct pbtrace_cpu_stats *cpus;	/* malloc'd, nr_cpus entries */
+	struct pbtrace_cpu_stats *cpus;	/* malloc'd, nr_cpus entries:
+					 * pbt_nl_get_cpu_stats fills them */
 	size_t nr_machines;		/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 	size_t nr_syscalls;		/* 0: every syscall */
@@ -132,6 +133,13 @@ int pbt_nl_get_session(struct pbt_nl *nl, uint32_t id,
 /* *out is a malloc'd array of *n; free with pbt_session_infos_free. */
 int pbt_nl_list_sessions(struct pbt_nl *nl, struct pbt_session_info **out,
 			 size_t *n);
+/*
+ * GET_CPU_STATS: fill each buffer's cpus/nr_cpus of @s (from GET_SESSION or
+ * the list) with the kernel's per-CPU counters, one per possible CPU.
+ * -ENOENT when the session is gone; on any error @s is left as it was (a
+ * module without the command sent them in GET_SESSION already).
+ */
+int pbt_nl_get_cpu_stats(struct pbt_nl *nl, struct pbt_session_info *s);
 void pbt_session_info_free(struct pbt_session_info *s);	/* contents only */
 void pbt_session_infos_free(struct pbt_session_info *s, size_t n);
 

@@ -114,8 +114,14 @@ static int show_status(struct pbt_nl *nl)
 		return nl_fail(nl, ret, "listing sessions");
 	if (!n)
 		printf("no sessions\n");
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* Gone since the list (-ENOENT): shown without CPUs. */
+		ret = pbt_nl_get_cpu_stats(nl, &v[i]);
+		if (ret && ret != -ENOENT)
+			fprintf(stderr, "tracectl: reading session %u's per-CPU counters: %s\n",
+				v[i].id, pbt_nl_error(nl));
 		print_session(&v[i], boottime_ns());
+	}
 	pbt_session_infos_free(v, n);
 	return EXIT_OK;
 }

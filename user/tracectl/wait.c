@@ -27,7 +27,11 @@ int poll_session(struct pbt_nl *nl, uint32_t id, const char *output,
 	struct stat st;
 	int ret = pbt_nl_get_session(nl, id, &si);
 
+	/* Progress only: without the counters it shows what it has. */
+	if (!ret && pbt_nl_get_cpu_stats(nl, &si) == -ENOENT)
+		ret = -ENOENT;
 	if (ret == -ENOENT) {
+		pbt_session_info_free(&si);
 		p->gone = true;
 		return 0;
 	}

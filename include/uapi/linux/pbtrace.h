@@ -100,9 +100,9 @@
  *    before start), _STOP_NS, PBTRACE_A_DAEMON_PID (as GET_STATUS) and
  *    PBTRACE_A_SESSION_BUFFERS, each
  *    PBTRACE_A_BUFFER holding _SIZE_KB, _CHUNK_KB, _FILL_POLICY, _EVENTS,
- *    _PIDS, _SYSCALLS and _FULL_SCHED (if any) and
- *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS: NLA_BINARY
- *    struct pbtrace_cpu_stats (one per possible CPU), and _MACHINES if set.
+ *    _PIDS, _SYSCALLS and _FULL_SCHED (if any) and _MACHINES if set.
+ *    No per-CPU counters: those are GET_CPU_STATS' (one struct per
+ *    possible CPU and buffer would outgrow a 64 KiB nest on a large host).
  *    PBTRACE_A_SESSION_MACHINES: NLA_NESTED of PBTRACE_A_MACHINE, one per
  *    relayed machine that recorded into this session (connected or not):
  *    PBTRACE_A_MACHINE_NAME and PBTRACE_A_MACHINE_STATS (NLA_BINARY struct
@@ -112,6 +112,15 @@
  *    PBTRACE_A_SESSION_OWNER_UID, _OWNER_GID (NLA_U32): the euid and egid
  *    of its creator; traced opens the output file with them.
  *    A member of the module's group= (not CAP_PERFMON) sees only its own.
+ *
+ * PBTRACE_CMD_GET_CPU_STATS: dumpit with PBTRACE_A_SESSION_ID (required):
+ *    the session's per-CPU counters, paged. Each message holds
+ *    PBTRACE_A_SESSION_ID, PBTRACE_A_BUFFER_INDEX (NLA_U32) and
+ *    PBTRACE_A_BUFFER_CPUS: NLA_NESTED of PBTRACE_A_CPU_STATS (NLA_BINARY
+ *    struct pbtrace_cpu_stats), a run of that buffer's possible CPUs in
+ *    order; buffer by buffer, every possible CPU once. The same numbers are
+ *    in each buffer's mapping (struct pbtrace_mmap_header.stats_offset),
+ *    but there without NMI drops the writer has not folded in yet.
  *
  * PBTRACE_CMD_TRIGGER: PBTRACE_A_TRIGGER_NAME (NLA_NUL_STRING). The kernel
  *    multicasts it to the "sessions" group; traced applies trigger_config.
@@ -217,6 +226,7 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_DAEMON_GONE,
 	PBTRACE_CMD_GET_STATUS,
 	PBTRACE_CMD_SET_SESSION,
+	PBTRACE_CMD_GET_CPU_STATS,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
@@ -258,6 +268,7 @@ enum pbtrace_attr {
 	PBTRACE_A_SESSION_OWNER_UID,	/* u32, in GET_SESSION replies */
 	PBTRACE_A_SESSION_OWNER_GID,	/* u32, in GET_SESSION replies */
 	PBTRACE_A_BUFFER_FOLLOW_FORKS,	/* flag */
+	PBTRACE_A_BUFFER_INDEX,		/* u32 */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
