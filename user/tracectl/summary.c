@@ -2,6 +2,7 @@
 /* tracectl: what a finished trace file holds, read back with protobuf-c. */
 #define _GNU_SOURCE
 #include "tracectl.h"
+#include "trace_file.h"
 
 static const char *const kind_names[] = {
 	"ftrace bundles", "process trees", "clock snapshots", "trace configs",
@@ -151,47 +152,23 @@ static void add_packet(struct summary *s, const Perfetto__Protos__TracePacket *p
 	}
 }
 
-static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-		shift += 7;
-	}
-	return false;
-}
-
 /* Walks Trace.packet records one by one: a big file never sits unpacked. */
 void summarize(const uint8_t *data, size_t len, struct summary *s)
 {
 	const uint8_t *p = data, *end = data + len;
 	Perfetto__Protos__TracePacket *pkt;
-	uint64_t tag, n;
 
 	while (p < end) {
 		const uint8_t *rec = p;
 
-		if (!read_varint(&p, end, &tag) || tag != 0x0a ||
-		    !read_varint(&p, end, &n) || n > (uint64_t)(end - p)) {
-			s->bad = true;
-			s->bad_offset = rec - data;
-			return;
-		}
-		pkt = perfetto__protos__trace_packet__unpack(NULL, n, p);
-		if (!pkt) {
+		/* A finished file has no record cut short: 0 is bad too. */
+		if (trace_next_packet(&p, end, &pkt) <= 0) {
 			s->bad = true;
 			s->bad_offset = rec - data;
 			return;
 		}
 		add_packet(s, pkt);
 		perfetto__protos__trace_packet__free_unpacked(pkt, NULL);
-		p += n;
 	}
 }
 

@@ -12,6 +12,7 @@
 
 #include "syscalls.h"
 #include "syscalls_view.h"
+#include "trace_file.h"
 #include "trace.pb-c.h"
 
 typedef Perfetto__Protos__FtraceEvent pbt_fevent;
@@ -375,48 +376,25 @@ static void add_packet(struct sv_view *v, const Perfetto__Protos__TracePacket *p
 	}
 }
 
-static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-		shift += 7;
-	}
-	return false;
-}
-
 long sv_feed(struct sv_view *v, const uint8_t *data, size_t len,
 	     uint64_t *bad_offset)
 {
-	const uint8_t *p = data, *end = data + len, *rec = data;
+	const uint8_t *p = data, *end = data + len;
 	Perfetto__Protos__TracePacket *pkt;
-	uint64_t tag, n;
+	int ret;
 
 	while (p < end) {
-		rec = p;
-		if (!read_varint(&p, end, &tag))
-			return rec - data;	/* cut short: the rest later */
-		if (tag != 0x0a)
-			goto bad;
-		if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
-			return rec - data;
-		pkt = perfetto__protos__trace_packet__unpack(NULL, n, p);
-		if (!pkt)
-			goto bad;
+		ret = trace_next_packet(&p, end, &pkt);
+		if (ret == 0)
+			break;			/* cut short: the rest later */
+		if (ret < 0) {
+			*bad_offset = p - data;
+			return -1;
+		}
 		add_packet(v, pkt);
 		perfetto__protos__trace_packet__free_unpacked(pkt, NULL);
-		p += n;
 	}
 	return p - data;
-bad:
-	*bad_offset = rec - data;
-	return -1;
 }
 
 static int by_time(const void *a, const void *b)
