@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The netlink fuzzer in a guest (TAP): build/nl_fuzz sends random but
+# structure-aware requests to the real "pbtrace" family for
+# PBTRACE_FUZZ_SECS (default 60) while a second thread attaches, maps and
+# takes chunks from /dev/pbtrace; PBTRACE_FUZZ_SEED replays a run (the seed
+# is printed first). A fuzzer that only ever got EINVAL tested nothing:
+# every command must have been both accepted and refused, the accepted
+# share be at least a fifth, every device operation have succeeded (and a
+# writable mapping never). Then the module must still be sane: every
+# session destroyed (a fresh dump lists none), no reference left on the
+# module, vmalloc back where it was, rmmod, kmemleak (where the kernel has
+# it) silent, no new taint. tools/vm fails the run on any WARN/Oops.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
+FUZZ=$HERE/build/nl_fuzz
+SECS=${PBTRACE_FUZZ_SECS:-60}
+KMEMLEAK=/sys/kernel/debug/kmemleak
+. "$HERE/tap.sh"
+
+if [ ! -x "$FUZZ" ]; then
+	echo "1..0 # SKIP $FUZZ missing: make -C selftests/pbtrace"
+	exit 0
+fi
+lsmod | grep -q '^pbtrace ' || insmod "$KO" ||
+	{ echo "Bail out! cannot insmod $KO"; exit 1; }
+
+out=$(mktemp /tmp/nl_fuzz.XXXXXX)
+trap 'rm -f "$out"' EXIT
+declare -A V
+# "key value" lines into V; "cmd NAME sent..." and "dev NAME tried..." too.
+load() {
+	local k v rest
+	while read -r k v rest; do
+		case $k in
+		cmd | dev) V[$k.$v]=$rest ;;
+		*) V[$k]=$v ;;
+		esac
+	done < "$1"
+}
+field() { # "sent 3 ok 1 ..." KEY: the number after KEY
+	local -a w=($1)
+	local i
+	for ((i = 0; i < ${#w[@]} - 1; i++)); do
+		[ "${w[i]}" = "$2" ] && { echo "${w[i + 1]}"; return; }
+	done
+	echo 0
+}
+vmalloc_kb() { sed -n 's/^VmallocUsed: *\([0-9]*\) kB/\1/p' /proc/meminfo; }
+
+taint0=$(cat /proc/sys/kernel/tainted)
+[ -e $KMEMLEAK ] && echo clear > $KMEMLEAK
+vm0=$(vmalloc_kb)
+
+# -- the fuzz run --
+seed_opt=()
+[ -n "${PBTRACE_FUZZ_SEED:-}" ] && seed_opt=(-s "$PBTRACE_FUZZ_SEED")
+"$FUZZ" -t "$SECS" "${seed_opt[@]}" > "$out" 2>&1
+rc=$?
+sed 's/^/# /' "$out"
+load "$out"
+if [ $rc = 0 ] && [ -n "${V[steps]:-}" ]; then
+	ok "fuzzer ran ${V[secs]} s, seed ${V[seed]}: ${V[sent]} requests, ${V[mutated]} mutated, ${V[ok]} accepted, ${V[err]} refused, ${V[noreply]} unanswered"
+else
+	not_ok "fuzzer exited $rc (seed ${V[seed]:-?}): rerun with PBTRACE_FUZZ_SEED=${V[seed]:-?}"
+	echo "1..$N"
+	exit 1
+fi
+if ((V[ok] * 5 >= V[sent] && V[sent] > 100)); then
+	ok "at least a fifth of the requests were accepted (${V[ok]} of ${V[sent]})"
+else
+	not_ok "too few requests accepted: ${V[ok]} of ${V[sent]} (a fuzzer that only gets errors tests nothing)"
+fi
+for c in NEW_SESSION SET_SESSION START_SESSION STOP_SESSION FLUSH_SESSION \
+	DESTROY_SESSION GET_SESSION TRIGGER LIST_EVENTS REGISTER_DAEMON GET_STATUS; do
+	l=${V[cmd.$c]:-}
+	a=$(field "$l" ok) e=$(field "$l" err)
+	if ((a > 0 && e > 0)); then
+		ok "$c accepted $a times and refused $e times"
+	else
+		not_ok "$c: accepted $a, refused $e: both must happen"
+	fi
+done
+a=$(field "${V[cmd.GET_SESSION]:-}" dump_msgs)
+check "GET_SESSION dumps returned sessions ($a messages)" test "$a" -gt 0
+for c in DAEMON_GONE UNSPEC OTHER; do
+	l=${V[cmd.$c]:-}
+	a=$(field "$l" ok) s=$(field "$l" sent)
+	if ((s > 0 && a == 0)); then
+		ok "command $c, which has no handler, refused all $s times"
+	else
+		not_ok "command $c: sent $s, accepted $a (must be sent, never accepted)"
+	fi
+done
+for d in open attach mmap get_chunk put_chunk read_remote poll close; do
+	l=${V[dev.$d]:-}
+	a=$(field "$l" ok) t=$(field "$l" tried)
+	check "/dev/pbtrace $d succeeded $a of $t times" test "$a" -gt 0
+done
+for d in mmap_write bad_ioctl; do
+	l=${V[dev.$d]:-}
+	a=$(field "$l" ok) t=$(field "$l" tried)
+	if ((t > 0 && a == t)); then
+		ok "/dev/pbtrace $d refused all $t times"
+	else
+		not_ok "/dev/pbtrace $d: refused $a of $t"
+	fi
+done
+check "the device never broke its ABI (${V[dev_bad_last]:-no contradiction})" \
+	test "${V[dev_bad]:-x}" = 0
+
+# -- the module after it --
+"$FUZZ" --cleanup > "$out" 2>&1
+rc=$?
+sed 's/^/# /' "$out"
+load "$out"
+check "every session destroyed (${V[sessions_found]:-?} found): a fresh dump lists ${V[sessions_left]:-?}" \
+	test $rc = 0
+check "no reference left on the module (refcnt $(cat /sys/module/pbtrace/refcnt))" \
+	test "$(cat /sys/module/pbtrace/refcnt)" = 0
+vm1=$(vmalloc_kb)
+check "vmalloc back within 2 MiB of before the run ($vm0 kB, now $vm1 kB)" \
+	test $((vm1 - vm0)) -lt 2048
+check "rmmod pbtrace" rmmod pbtrace
+if [ -e $KMEMLEAK ]; then
+	echo scan > $KMEMLEAK
+	sleep 1
+	echo scan > $KMEMLEAK
+	leaks=$(grep -c '^unreferenced object' $KMEMLEAK)
+	check "kmemleak: $leaks unreferenced objects" test "$leaks" = 0
+	[ "$leaks" = 0 ] || head -n 40 $KMEMLEAK | sed 's/^/# /'
+else
+	ok "kmemleak # SKIP not in this kernel ($KMEMLEAK missing)"
+fi
+taint1=$(cat /proc/sys/kernel/tainted)
+# O (4096, out-of-tree) and E (8192, unsigned) come with loading the module.
+check "no new taint (was $taint0, now $taint1)" \
+	test $((taint1 & ~12288)) = $((taint0 & ~12288))
+insmod "$KO" || echo "Bail out! cannot insmod $KO again"
+
+echo "1..$N"
+exit $FAILED
