@@ -559,8 +559,11 @@ static void note_reply(struct nlmsghdr *nlh)
 			 (char *)name + NLA_HDRLEN);
 }
 
+static int last_error;
+
 static void count_error(int cmd, int error)
 {
+	last_error = -error;
 	if (!error) {
 		cmds[cmd].ok++;
 		return;
@@ -981,6 +984,49 @@ static void learn_events(struct nl_state *st)
 	memset(cmds, 0, sizeof(cmds));
 }
 
+/*
+ * --new SIZE_KB NR_BUFFERS: one well-formed NEW_SESSION; prints
+ * "new_errno N" (0 on success) and "new_id ID".
+ */
+static int new_session(struct nl_state *st, uint32_t size_kb, unsigned int nr)
+{
+	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+	struct msg *m = st->m;
+	uint8_t cmd = PBTRACE_CMD_NEW_SESSION;
+	size_t bufs, buf, evs;
+	char name[32];
+	unsigned int i;
+
+	snprintf(name, sizeof(name), "big%d", getpid());
+	m->off = 0;
+	m->mut = 0;
+	put_str(m, PBTRACE_A_SESSION_NAME, name);
+	bufs = nest_begin(m, PBTRACE_A_SESSION_BUFFERS);
+	for (i = 0; i < nr; i++) {
+		buf = nest_begin(m, PBTRACE_A_BUFFER);
+		put_u32(m, PBTRACE_A_BUFFER_SIZE_KB, size_kb);
+		evs = nest_begin(m, PBTRACE_A_BUFFER_EVENTS);
+		put_str(m, PBTRACE_A_EVENT_NAME, "sched/sched_switch");
+		nest_end(m, evs);
+		nest_end(m, buf);
+	}
+	nest_end(m, bufs);
+	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN + m->off;
+	m->nlh.nlmsg_type = family;
+	m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	m->nlh.nlmsg_seq = ++st->seq[0];
+	m->g.cmd = cmd;
+	m->g.version = PBTRACE_GENL_VERSION;
+	nr_ids = 0;
+	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k,
+		   sizeof(k)) < 0)
+		return -errno;
+	read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], false);
+	printf("new_errno %d\nnew_id %u\n", cmds[cmd].ok ? 0 : last_error,
+	       nr_ids ? ids[0] : 0);
+	return cmds[cmd].ok ? 0 : -1;
+}
+
 /* Destroys every session a dump lists; returns how many a new dump lists. */
 static int cleanup(struct nl_state *st)
 {
@@ -1036,6 +1082,8 @@ int main(int argc, char **argv)
 	double secs = 60, t0;
 	unsigned long steps = 0;
 	bool threads = true, do_cleanup = false;
+	uint32_t new_kb = 0;
+	int new_nr = 0;
 	pthread_t dev;
 	int i;
 
@@ -1052,8 +1100,10 @@ int main(int argc, char **argv)
 			threads = false;
 		else if (!strcmp(argv[i], "--cleanup"))
 			do_cleanup = true;
+		else if (!strcmp(argv[i], "--new") && i + 2 < argc)
+			new_kb = strtoul(argv[i + 1], NULL, 0), new_nr = atoi(argv[i + 2]), i += 2;
 		else {
-			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-1] | --cleanup\n");
+			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-1] | --cleanup | --new SIZE_KB NR_BUFFERS\n");
 			return 2;
 		}
 	}
@@ -1075,6 +1125,8 @@ int main(int argc, char **argv)
 		perror("nl_fuzz: netlink socket");
 		return 1;
 	}
+	if (new_nr)
+		return new_session(&st, new_kb, new_nr) ? 1 : 0;
 	if (do_cleanup) {
 		i = cleanup(&st);
 		printf("sessions_left %d\n", i);

@@ -125,6 +125,35 @@ check "no reference left on the module (refcnt $(cat /sys/module/pbtrace/refcnt)
 vm1=$(vmalloc_kb)
 check "vmalloc back within 2 MiB of before the run ($vm0 kB, now $vm1 kB)" \
 	test $((vm1 - vm0)) -lt 2048
+
+# -- buffers the machine cannot hold (the fuzzer's find) --
+# A buffer near the size of RAM was allocated until the OOM killer made
+# room (killing this shell), or vmalloc failed with a warning. All
+# buffers together may take half the RAM: 85% is refused, one 30% buffer
+# taken, a second refused; MemAvailable (the kernel's own count) shows
+# what was really taken.
+mem_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+avail_kb() { sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo; }
+big=$((mem_kb * 85 / 100 / 1024 * 1024))
+third=$((mem_kb * 30 / 100 / 1024 * 1024))
+a0=$(avail_kb)
+"$FUZZ" --new $big 1 > "$out" 2>&1
+load "$out"
+check "a buffer of 85% of RAM ($big of $mem_kb kB) is refused with ENOMEM (errno ${V[new_errno]:-?})" \
+	test "${V[new_errno]:-}" = 12
+"$FUZZ" --cleanup > /dev/null 2>&1
+"$FUZZ" --new $third 1 > "$out" 2>&1
+load "$out"
+a1=$(avail_kb)
+check "a buffer of 30% of RAM ($third kB) is taken (errno ${V[new_errno]:-?}; MemAvailable $a0 -> $a1 kB)" \
+	test "${V[new_errno]:-}" = 0 -a $((a0 - a1)) -gt $((third / 2))
+"$FUZZ" --new $third 1 > "$out" 2>&1
+load "$out"
+a2=$(avail_kb)
+check "a second one, over half the RAM together, is refused (errno ${V[new_errno]:-?}; MemAvailable $a1 -> $a2 kB)" \
+	test "${V[new_errno]:-}" = 12 -a $((a1 - a2)) -lt $((third / 2))
+"$FUZZ" --cleanup > "$out" 2>&1
+check "those sessions destroyed too" grep -q '^sessions_left 0' "$out"
 check "rmmod pbtrace" rmmod pbtrace
 if [ -e $KMEMLEAK ]; then
 	echo scan > $KMEMLEAK
