@@ -103,6 +103,8 @@ static uint32_t ids[MAX_IDS];	/* session ids NEW_SESSION returned */
 static unsigned int nr_ids;
 static volatile bool stop_dev;
 
+static uint32_t newest_id;	/* the last NEW_SESSION's: likely not started */
+
 static void add_id(uint32_t id)
 {
 	pthread_mutex_lock(&ids_lock);
@@ -130,6 +132,17 @@ static uint32_t pick_id(struct rng *r)
 	case 2: return 0xffffffffu;
 	default: return below(r, 64);
 	}
+}
+
+/* SET_SESSION only works before START: half of them go to the newest. */
+static uint32_t pick_set_id(struct rng *r)
+{
+	uint32_t id;
+
+	pthread_mutex_lock(&ids_lock);
+	id = newest_id;
+	pthread_mutex_unlock(&ids_lock);
+	return id && chance(r, 50) ? id : pick_id(r);
 }
 
 /* ---- message building ---- */
@@ -413,7 +426,7 @@ static bool gen_body(struct msg *m, uint8_t cmd)
 		gen_contents(m, true);
 		return false;
 	case PBTRACE_CMD_SET_SESSION:
-		put_u32(m, PBTRACE_A_SESSION_ID, pick_id(r));
+		put_u32(m, PBTRACE_A_SESSION_ID, pick_set_id(r));
 		if (chance(r, 10))
 			gen_name(m, PBTRACE_A_SESSION_NAME);
 		gen_contents(m, false);
@@ -548,6 +561,12 @@ static void note_reply(struct nlmsghdr *nlh)
 		     g->cmd == PBTRACE_CMD_GET_SESSION) &&
 		    a->nla_type == PBTRACE_A_SESSION_ID && a->nla_len == NLA_HDRLEN + 4)
 			add_id(*(uint32_t *)((char *)a + NLA_HDRLEN));
+		if (g->cmd == PBTRACE_CMD_NEW_SESSION &&
+		    a->nla_type == PBTRACE_A_SESSION_ID && a->nla_len == NLA_HDRLEN + 4) {
+			pthread_mutex_lock(&ids_lock);
+			newest_id = *(uint32_t *)((char *)a + NLA_HDRLEN);
+			pthread_mutex_unlock(&ids_lock);
+		}
 		if (a->nla_type == PBTRACE_A_EVENT_NAME)
 			name = a;
 		if (a->nla_type == PBTRACE_A_EVENT_AVAILABLE)
@@ -843,7 +862,7 @@ static bool dev_read_remote(struct dev_fd *d, struct rng *r)
 static bool dev_attach(struct dev_fd *d, struct rng *r)
 {
 	struct pbtrace_attach at = {
-		.session_id = pick_id(r),
+		.session_id = pick_set_id(r),
 		.buffer = chance(r, 90) ? below(r, 2) : below(r, 8) + (chance(r, 5) << 31),
 	};
 
