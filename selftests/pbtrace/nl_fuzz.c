@@ -4,6 +4,7 @@
  * and of /dev/pbtrace, for nl_fuzz_test.sh (run in a guest, as root).
  *
  *   nl_fuzz [-s SEED] [-t SECS] [-1]    fuzz; prints counts as "key value"
+ *   nl_fuzz -u UID ...                  the same as UID, without privileges
  *   nl_fuzz --cleanup                   destroy every session, then print
  *                                       "sessions_left N" (a fresh dump)
  *
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -449,9 +451,14 @@ static bool gen_body(struct msg *m, uint8_t cmd)
 		return false;
 	case PBTRACE_CMD_LIST_EVENTS:
 		return chance(r, 95);
-	default:
+	default:	/* no attributes wanted: a harmless one, or any */
 		if (chance(r, 30))
 			put_u32(m, PBTRACE_A_SESSION_ID, pick_id(r));
+		if (chance(r, 15)) {
+			uint64_t junk = rnd(r);
+
+			put(m, below(r, PBTRACE_A_MAX + 3), &junk, below(r, 9));
+		}
 		return false;
 	}
 }
@@ -1102,6 +1109,7 @@ int main(int argc, char **argv)
 	unsigned long steps = 0;
 	bool threads = true, do_cleanup = false;
 	uint32_t new_kb = 0;
+	int uid = -1;
 	int new_nr = 0;
 	pthread_t dev;
 	int i;
@@ -1117,14 +1125,21 @@ int main(int argc, char **argv)
 			secs = atof(argv[++i]);
 		else if (!strcmp(argv[i], "-1"))
 			threads = false;
+		else if (!strcmp(argv[i], "-u") && i + 1 < argc)
+			uid = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--cleanup"))
 			do_cleanup = true;
 		else if (!strcmp(argv[i], "--new") && i + 2 < argc)
 			new_kb = strtoul(argv[i + 1], NULL, 0), new_nr = atoi(argv[i + 2]), i += 2;
 		else {
-			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-1] | --cleanup | --new SIZE_KB NR_BUFFERS\n");
+			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-1] [-u UID] | --cleanup | --new SIZE_KB NR_BUFFERS\n");
 			return 2;
 		}
+	}
+	/* Before any socket: a socket keeps its opener's credentials. */
+	if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid))) {
+		perror("nl_fuzz: dropping privileges");
+		return 1;
 	}
 	if (!seed)
 		seed = (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid();

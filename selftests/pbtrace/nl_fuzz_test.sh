@@ -120,6 +120,34 @@ sed 's/^/# /' "$out"
 load "$out"
 check "every session destroyed (${V[sessions_found]:-?} found): a fresh dump lists ${V[sessions_left]:-?}" \
 	test $rc = 0
+
+# -- the same without privileges --
+# As nobody (uid 65534, in no group) nothing may change: one session made
+# by root beforehand must be all a root dump finds afterwards.
+"$FUZZ" --new 1024 1 > "$out" 2>&1
+victim=$(sed -n 's/^new_id //p' "$out")
+"$FUZZ" -t "${PBTRACE_FUZZ_UNPRIV_SECS:-10}" -u 65534 > "$out" 2>&1
+rc=$?
+grep -E '^(seed|sent|ok|err) ' "$out" | sed 's/^/# nobody: /'
+unset V
+declare -A V
+load "$out"
+check "fuzzer as nobody ran (seed ${V[seed]:-?}, ${V[sent]:-?} requests)" test $rc = 0
+changed=""
+for c in NEW_SESSION SET_SESSION START_SESSION STOP_SESSION FLUSH_SESSION \
+	DESTROY_SESSION TRIGGER REGISTER_DAEMON; do
+	a=$(field "${V[cmd.$c]:-}" ok)
+	((a == 0)) || changed="$changed $c:$a"
+done
+check "as nobody no command that changes state was accepted${changed:+ (accepted:$changed)}" \
+	test -z "$changed"
+a=$(field "${V[dev.open]:-}" ok)
+check "as nobody /dev/pbtrace never opened ($a times)" test "$a" = 0
+"$FUZZ" --cleanup > "$out" 2>&1
+load "$out"
+check "root finds exactly its one session ($victim) afterwards: ${V[sessions_found]:-?}" \
+	test "${V[sessions_found]:-}" = 1 -a "${V[sessions_left]:-}" = 0
+
 check "no reference left on the module (refcnt $(cat /sys/module/pbtrace/refcnt))" \
 	test "$(cat /sys/module/pbtrace/refcnt)" = 0
 vm1=$(vmalloc_kb)
