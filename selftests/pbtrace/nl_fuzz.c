@@ -233,6 +233,7 @@ static void nest_end(struct msg *m, size_t at)
 /* ---- the attribute tree ---- */
 
 static char events[64][PBTRACE_NAME_MAX];
+static const char *relay_machine = "fz";
 static unsigned int nr_events;
 static unsigned int nr_cpus;
 
@@ -275,7 +276,8 @@ static void gen_list(struct msg *m, int nest, int type, unsigned int n,
 
 static void gen_machines(struct msg *m)
 {
-	static const char *const names[] = { "host", "*", "web1", "", "fz" };
+	/* PBTRACE_FUZZ_MACHINE: a relay connected to this module's endpoint. */
+	const char *names[] = { "host", "*", "web1", "", relay_machine };
 	unsigned int i, n = chance(m->r, 90) ? 1 + below(m->r, 3) :
 			    below(m->r, PBTRACE_MAX_MACHINE_NAMES + 3);
 	size_t at = nest_begin(m, PBTRACE_A_BUFFER_MACHINES);
@@ -1116,6 +1118,8 @@ int main(int argc, char **argv)
 
 	if (getenv("PBTRACE_FUZZ_SECS"))
 		secs = atof(getenv("PBTRACE_FUZZ_SECS"));
+	if (getenv("PBTRACE_FUZZ_MACHINE"))
+		relay_machine = getenv("PBTRACE_FUZZ_MACHINE");
 	if (getenv("PBTRACE_FUZZ_SEED"))
 		seed = strtoull(getenv("PBTRACE_FUZZ_SEED"), NULL, 0);
 	for (i = 1; i < argc; i++) {

@@ -183,6 +183,34 @@ check "a second one, over half the RAM together, is refused (errno ${V[new_errno
 "$FUZZ" --cleanup > "$out" 2>&1
 check "those sessions destroyed too" grep -q '^sessions_left 0' "$out"
 check "rmmod pbtrace" rmmod pbtrace
+
+# -- again with a relay connected to this module's own endpoint --
+# Sessions that name the relay's machine (or "*") make the relay record
+# and send chunks that the endpoint queues for READ_REMOTE, while the
+# fuzzer starts, stops, reconfigures and destroys them under it.
+P=/sys/module/pbtrace/parameters
+RSECS=${PBTRACE_FUZZ_RELAY_SECS:-20}
+if [ ! -e /dev/vsock ] && ! grep -q vsock_loopback /proc/modules; then
+	ok "relay phase # SKIP no vsock_loopback in this guest (tools/vm --vsock)"
+elif insmod "$KO" endpoint=vsock:20041 relay=vsock:1:20041 relay_name=fzrelay; then
+	if wait_for 100 grep -qx 'connected 1' $P/relay_stats; then
+		ok "relay connected to the endpoint"
+	else
+		not_ok "relay did not connect: $(tr '\n' ' ' < $P/relay_stats)"
+	fi
+	PBTRACE_FUZZ_MACHINE=fzrelay "$FUZZ" -t "$RSECS" > "$out" 2>&1
+	rc=$?
+	unset V
+	declare -A V
+	load "$out"
+	check "fuzzer with the relay ran (seed ${V[seed]:-?}, ${V[sent]:-?} requests, ${V[ok]:-?} accepted)" \
+		test $rc = 0
+	grep -E '^(chunks|machines|connections|sessions|frames)[a-z_]* ' $P/endpoint_stats 2>/dev/null |
+		head -n 8 | sed 's/^/# endpoint: /'
+	check "rmmod with the relay connected after the fuzzing" rmmod pbtrace
+else
+	not_ok "insmod pbtrace.ko endpoint=vsock:20041 relay=vsock:1:20041"
+fi
 if [ -e $KMEMLEAK ]; then
 	echo scan > $KMEMLEAK
 	sleep 1
