@@ -3,7 +3,8 @@
  * A bounded, structure-aware fuzzer of the "pbtrace" generic netlink family
  * and of /dev/pbtrace, for nl_fuzz_test.sh (run in a guest, as root).
  *
- *   nl_fuzz [-s SEED] [-t SECS] [-1]    fuzz; prints counts as "key value"
+ *   nl_fuzz [-s SEED] [-t SECS] [-n STEPS] [-1]
+ *                                       fuzz; prints counts as "key value"
  *   nl_fuzz -u UID ...                  the same as UID, without privileges
  *   nl_fuzz --cleanup                   destroy every session, then print
  *                                       "sessions_left N" (a fresh dump)
@@ -19,8 +20,9 @@
  * random sessions and buffers, mmap (read-only, and write that must fail),
  * GET/PUT_CHUNK, READ_REMOTE, poll, close with chunks held.
  *
- * The seed is printed first; -s SEED -1 replays the netlink sequence
- * exactly (the device thread's timing against it cannot be replayed).
+ * The seed is printed first, the steps last; -s SEED -n STEPS -1 replays
+ * the netlink sequence exactly (the device thread's timing against it
+ * cannot be replayed).
  * Every "sent" is answered by an ack ("ok"), an errno ("err") or nothing
  * ("noreply": headers the kernel drops); per-command lines let the test
  * demand that each command was both accepted and refused.
@@ -872,7 +874,7 @@ static bool dev_attach(struct dev_fd *d, struct rng *r)
 {
 	struct pbtrace_attach at = {
 		.session_id = pick_set_id(r),
-		.buffer = chance(r, 90) ? below(r, 2) : below(r, 8) + (chance(r, 5) << 31),
+		.buffer = chance(r, 90) ? below(r, 2) : below(r, 8) + ((uint32_t)chance(r, 5) << 31),
 	};
 
 	if (ioctl(d->fd, PBTRACE_IOC_ATTACH, chance(r, 3) ? NULL : &at))
@@ -1108,7 +1110,7 @@ int main(int argc, char **argv)
 	static struct nl_state st;
 	uint64_t seed = 0;
 	double secs = 60, t0;
-	unsigned long steps = 0;
+	unsigned long steps = 0, max_steps = 0;
 	bool threads = true, do_cleanup = false;
 	uint32_t new_kb = 0;
 	int uid = -1;
@@ -1129,6 +1131,8 @@ int main(int argc, char **argv)
 			secs = atof(argv[++i]);
 		else if (!strcmp(argv[i], "-1"))
 			threads = false;
+		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			max_steps = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "-u") && i + 1 < argc)
 			uid = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--cleanup"))
@@ -1136,7 +1140,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--new") && i + 2 < argc)
 			new_kb = strtoul(argv[i + 1], NULL, 0), new_nr = atoi(argv[i + 2]), i += 2;
 		else {
-			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-1] [-u UID] | --cleanup | --new SIZE_KB NR_BUFFERS\n");
+			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-n STEPS] [-1] [-u UID] | --cleanup | --new SIZE_KB NR_BUFFERS\n");
 			return 2;
 		}
 	}
@@ -1177,7 +1181,7 @@ int main(int argc, char **argv)
 	if (threads && pthread_create(&dev, NULL, dev_thread, &seed))
 		return 1;
 	t0 = now();
-	while (now() - t0 < secs) {
+	while (now() - t0 < secs && (!max_steps || steps < max_steps)) {
 		nl_step(&st);
 		steps++;
 	}
