@@ -99,7 +99,7 @@ enum { DEV_OPS(X_ENUM) NR_DEV };
 static const char *const dev_names[] = { DEV_OPS(X_NAME) };
 static unsigned long dev_tried[NR_DEV], dev_ok[NR_DEV];
 /* Kernel answers that contradict the ABI: each is a bug. */
-static unsigned long dev_bad;
+static unsigned long dev_bad, remote_bytes;
 static char dev_bad_why[256];
 
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -867,6 +867,8 @@ static bool dev_read_remote(struct dev_fd *d, struct rng *r)
 	ret = ioctl(d->fd, PBTRACE_IOC_READ_REMOTE, &rr);
 	if (!ret && rr.len > rr.size)
 		bad("READ_REMOTE len %llu above size %llu", rr.len, rr.size);
+	if (!ret)
+		remote_bytes += rr.len;
 	return !ret || errno == EAGAIN;
 }
 
@@ -989,8 +991,9 @@ static void report(double secs, unsigned long steps)
 		printf("dev %s tried %lu ok %lu\n", dev_names[c], dev_tried[c], dev_ok[c]);
 	printf("secs %.1f\nsteps %lu\nsent %lu\nok %lu\nerr %lu\nnoreply %lu\n"
 	       "mutated %lu\nnotifications %lu\nsends_failed %lu\nevents_known %u\n"
-	       "dev_bad %lu\n", secs, steps, sent, ok, err, noreply, mutated,
-	       notifications, sends_failed, nr_events, dev_bad);
+	       "dev_bad %lu\nremote_bytes %lu\n", secs, steps, sent, ok, err,
+	       noreply, mutated, notifications, sends_failed, nr_events, dev_bad,
+	       remote_bytes);
 	if (dev_bad)
 		printf("dev_bad_last %s\n", dev_bad_why);
 }

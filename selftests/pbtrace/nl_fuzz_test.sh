@@ -203,7 +203,7 @@ elif insmod "$KO" endpoint=vsock:20041 relay=vsock:1:20041 relay_name=fzrelay; t
 	unset V
 	declare -A V
 	load "$out"
-	check "fuzzer with the relay ran (seed ${V[seed]:-?}, ${V[sent]:-?} requests, ${V[ok]:-?} accepted)" \
+	check "fuzzer with the relay ran (seed ${V[seed]:-?}, ${V[sent]:-?} requests, ${V[ok]:-?} accepted, ${V[remote_bytes]:-?} relayed bytes read)" \
 		test $rc = 0
 	grep -E '^(chunks|machines|connections|sessions|frames)[a-z_]* ' $P/endpoint_stats 2>/dev/null |
 		head -n 8 | sed 's/^/# endpoint: /'
