@@ -92,7 +92,7 @@ static unsigned long errnos[256];
 static unsigned long notifications, mutated, sends_failed;
 
 #define DEV_OPS(X) X(open) X(attach) X(mmap) X(mmap_write) X(get_chunk) \
-	X(put_chunk) X(read_remote) X(poll) X(bad_ioctl) X(close)
+	X(put_chunk) X(read_remote) X(poll) X(bad_ioctl) X(close) X(orphan)
 #define X_ENUM(n) DEV_##n,
 enum { DEV_OPS(X_ENUM) NR_DEV };
 #define X_NAME(n) #n,
@@ -758,6 +758,7 @@ struct dev_fd {
 	uint64_t mmap_size;
 	void *map;
 	size_t map_len;
+	bool whole;		/* the whole buffer, from offset 0 */
 	uint32_t held[8];
 	unsigned int nr_held;
 };
@@ -769,14 +770,49 @@ static void bad(const char *fmt, uint64_t a, uint64_t b)
 		 (unsigned long long)b);
 }
 
-static void dev_close(struct dev_fd *d)
+/*
+ * Mappings kept after their fd closed: the mapping holds the file, so its
+ * pages must stay the buffer's (header intact) through DESTROY, until
+ * munmap. Pages freed under it would show as a changed header.
+ */
+#define NR_ORPHANS 8
+static struct { void *p; size_t len; } orphans[NR_ORPHANS];
+
+static void check_orphan(unsigned int i, bool unmap)
 {
+	const struct pbtrace_mmap_header *h = orphans[i].p;
+
+	if (!h)
+		return;
+	if (h->magic != PBTRACE_MMAP_MAGIC || h->mmap_size != orphans[i].len)
+		bad("a mapping whose fd closed changed: magic %#llx mmap_size %llu",
+		    h->magic, h->mmap_size);
+	if (unmap) {
+		munmap(orphans[i].p, orphans[i].len);
+		orphans[i].p = NULL;
+	}
+}
+
+static bool dev_close(struct dev_fd *d, bool keep_map)
+{
+	unsigned int i = d->map ? d->map_len % NR_ORPHANS : 0;
+	bool kept = false;
+
+	/* Only a whole mapping at offset 0 has a header to check. */
+	if (keep_map && d->map && d->whole) {
+		check_orphan(i, true);
+		orphans[i].p = d->map;
+		orphans[i].len = d->map_len;
+		d->map = NULL;
+		kept = true;
+	}
 	if (d->map)
 		munmap(d->map, d->map_len);
 	if (d->fd >= 0)
 		close(d->fd);
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
+	return kept;
 }
 
 static bool dev_mmap(struct dev_fd *d, struct rng *r)
@@ -807,6 +843,7 @@ static bool dev_mmap(struct dev_fd *d, struct rng *r)
 		return false;
 	d->map = p;
 	d->map_len = len;
+	d->whole = !off && len == d->mmap_size;
 	if (!off && len <= d->mmap_size) {
 		const struct pbtrace_mmap_header *h = p;
 
@@ -917,9 +954,12 @@ static void dev_step(struct dev_fd *fds, struct rng *r)
 
 		k = DEV_bad_ioctl;
 		ok = ioctl(d->fd, chance(r, 50) ? c : (unsigned long)rnd(r), NULL) < 0;
-	} else {
+	} else if (op < 97) {
 		k = DEV_close, ok = true;
-		dev_close(d);
+		dev_close(d, false);
+	} else {
+		k = DEV_orphan, ok = dev_close(d, true);
+		check_orphan(below(r, NR_ORPHANS), chance(r, 30));
 	}
 	dev_tried[k]++;
 	dev_ok[k] += ok;
@@ -938,7 +978,9 @@ static void *dev_thread(void *arg)
 	while (!stop_dev)
 		dev_step(fds, &r);
 	for (i = 0; i < NR_FDS; i++)
-		dev_close(&fds[i]);
+		dev_close(&fds[i], false);
+	for (i = 0; i < NR_ORPHANS; i++)
+		check_orphan(i, true);
 	return NULL;
 }
 

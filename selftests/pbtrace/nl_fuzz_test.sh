@@ -96,7 +96,7 @@ for c in DAEMON_GONE UNSPEC OTHER; do
 		not_ok "command $c: sent $s, accepted $a (must be sent, never accepted)"
 	fi
 done
-for d in open attach mmap get_chunk put_chunk read_remote poll close; do
+for d in open attach mmap get_chunk put_chunk read_remote poll close orphan; do
 	l=${V[dev.$d]:-}
 	a=$(field "$l" ok) t=$(field "$l" tried)
 	check "/dev/pbtrace $d succeeded $a of $t times" test "$a" -gt 0
