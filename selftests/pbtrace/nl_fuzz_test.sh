@@ -11,7 +11,10 @@
 # writable mapping never). Then the module must still be sane: every
 # session destroyed (a fresh dump lists none), no reference left on the
 # module, vmalloc back where it was, rmmod, kmemleak (where the kernel has
-# it) silent, no new taint. tools/vm fails the run on any WARN/Oops.
+# it) silent, no new taint. Between those: a short run as nobody that must
+# change nothing, the buffers-larger-than-RAM case the fuzzer found, and a
+# run with a relay connected to the module's own endpoint (vsock_loopback).
+# tools/vm fails the run on any WARN/Oops. docs/testing.md has the detail.
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
