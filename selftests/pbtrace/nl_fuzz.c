@@ -85,6 +85,7 @@ static bool chance(struct rng *r, unsigned int pct)
 
 struct cmd_count {
 	unsigned long sent, ok, err, noreply, dump_msgs;
+	double max_ms;	/* the slowest sendmsg: genl_mutex is global */
 };
 
 static struct cmd_count cmds[NR_CMDS];
@@ -666,6 +667,8 @@ static void read_replies(int fd, const uint8_t *cmd, uint32_t seq0,
 			cmds[cmd[s - seq0]].noreply++;
 }
 
+static double now(void);
+
 /* ---- the netlink side ---- */
 
 struct nl_state {
@@ -721,6 +724,7 @@ static void nl_step(struct nl_state *st)
 	size_t len = 0;
 	bool dump = false, d;
 	uint32_t seq0;
+	double t0, ms;
 
 	if (chance(r, 2) || st->fd[sock] < 0) {	/* the socket closes */
 		if (st->fd[sock] >= 0)
@@ -741,6 +745,7 @@ static void nl_step(struct nl_state *st)
 	if (chance(r, 2))	/* garbage after the last message */
 		for (i = below(r, 24); i; i--)
 			st->batch[len++] = rnd(r);
+	t0 = now();
 	if (sendto(st->fd[sock], st->batch, len, 0, (struct sockaddr *)&k,
 		   sizeof(k)) < 0) {
 		sends_failed++;
@@ -748,6 +753,10 @@ static void nl_step(struct nl_state *st)
 			cmds[cmd[i]].sent--;
 		return;
 	}
+	/* A doit (and a dump's first part) runs inside sendmsg. */
+	ms = (now() - t0) * 1000;
+	if (n == 1 && ms > cmds[cmd[0]].max_ms)
+		cmds[cmd[0]].max_ms = ms;
 	read_replies(st->fd[sock], cmd, seq0, seq0 + n - 1, dump);
 }
 
@@ -1021,9 +1030,9 @@ static void report(double secs, unsigned long steps)
 			other_ok += cmds[c].ok;
 			continue;
 		}
-		printf("cmd %s sent %lu ok %lu err %lu noreply %lu dump_msgs %lu\n",
+		printf("cmd %s sent %lu ok %lu err %lu noreply %lu dump_msgs %lu max_ms %.0f\n",
 		       cmd_name(c), cmds[c].sent, cmds[c].ok, cmds[c].err,
-		       cmds[c].noreply, cmds[c].dump_msgs);
+		       cmds[c].noreply, cmds[c].dump_msgs, cmds[c].max_ms);
 	}
 	printf("cmd OTHER sent %lu ok %lu\n", other, other_ok);
 	for (e = 1; e < 256; e++)
