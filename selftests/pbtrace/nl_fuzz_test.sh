@@ -165,24 +165,34 @@ check "vmalloc back within 2 MiB of before the run ($vm0 kB, now $vm1 kB)" \
 # what was really taken.
 mem_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 avail_kb() { sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo; }
-big=$((mem_kb * 85 / 100 / 1024 * 1024))
-third=$((mem_kb * 30 / 100 / 1024 * 1024))
+# A buffer is at most 1 GiB: PCT% of a larger RAM takes several (up to
+# 4 in a session). Sets NB buffers of KB each.
+split() {
+	local total=$((mem_kb * $1 / 100))
+	NB=$(((total + 1048575) / 1048576))
+	((NB <= 4)) || NB=4
+	KB=$((total / NB / 1024 * 1024))
+}
+split 85
+big=$KB nbig=$NB
+split 30
+third=$KB nthird=$NB
 a0=$(avail_kb)
-"$FUZZ" --new $big 1 > "$out" 2>&1
+"$FUZZ" --new $big $nbig > "$out" 2>&1
 load "$out"
-check "a buffer of 85% of RAM ($big of $mem_kb kB) is refused with ENOMEM (errno ${V[new_errno]:-?})" \
+check "$nbig buffer(s) of $big kB, 85% of RAM ($mem_kb kB), refused with ENOMEM (errno ${V[new_errno]:-?})" \
 	test "${V[new_errno]:-}" = 12
 "$FUZZ" --cleanup > /dev/null 2>&1
-"$FUZZ" --new $third 1 > "$out" 2>&1
+"$FUZZ" --new $third $nthird > "$out" 2>&1
 load "$out"
 a1=$(avail_kb)
-check "a buffer of 30% of RAM ($third kB) is taken (errno ${V[new_errno]:-?}; MemAvailable $a0 -> $a1 kB)" \
-	test "${V[new_errno]:-}" = 0 -a $((a0 - a1)) -gt $((third / 2))
-"$FUZZ" --new $third 1 > "$out" 2>&1
+check "$nthird buffer(s) of $third kB, 30% of RAM, taken (errno ${V[new_errno]:-?}; MemAvailable $a0 -> $a1 kB)" \
+	test "${V[new_errno]:-}" = 0 -a $((a0 - a1)) -gt $((third * nthird / 2))
+"$FUZZ" --new $third $nthird > "$out" 2>&1
 load "$out"
 a2=$(avail_kb)
 check "a second one, over half the RAM together, is refused (errno ${V[new_errno]:-?}; MemAvailable $a1 -> $a2 kB)" \
-	test "${V[new_errno]:-}" = 12 -a $((a1 - a2)) -lt $((third / 2))
+	test "${V[new_errno]:-}" = 12 -a $((a1 - a2)) -lt $((third * nthird / 2))
 "$FUZZ" --cleanup > "$out" 2>&1
 check "those sessions destroyed too" grep -q '^sessions_left 0' "$out"
 check "rmmod pbtrace" rmmod pbtrace
