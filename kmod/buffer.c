@@ -125,6 +125,8 @@ static DEFINE_PER_CPU(int, pbt_nesting);
 
 static LIST_HEAD(all_buffers);
 static DEFINE_SPINLOCK(all_buffers_lock);
+/* Bytes of every buffer's vmalloc area, for admit_bytes(). */
+static atomic64_t all_buffers_bytes = ATOMIC64_INIT(0);
 static int hp_state = -1;
 
 static inline void stat_add(__u64 *p, u64 v)
@@ -769,6 +771,33 @@ static int init_pids(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 	return 0;
 }
 
+/*
+ * All buffers together may take half the RAM, a new one half of what is
+ * available now. Past that, vmalloc warns, or wakes the OOM killer, which
+ * kills processes to make room for a trace buffer.
+ */
+static int admit_bytes(u64 bytes)
+{
+	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+	u64 avail = (u64)si_mem_available() << PAGE_SHIFT;
+
+	if (bytes > avail / 2)
+		return -ENOMEM;
+	if (atomic64_add_return(bytes, &all_buffers_bytes) > ram / 2) {
+		atomic64_sub(bytes, &all_buffers_bytes);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void free_vmem(struct pbt_buffer *b)
+{
+	if (!b->vmem)
+		return;
+	vfree(b->vmem);
+	atomic64_sub(b->vsize, &all_buffers_bytes);
+}
+
 /* Header, stats, chunk table, page-aligned data: one mappable area. */
 static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 {
@@ -786,10 +815,14 @@ static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 	if (total > PBT_MAX_BUFFER_BYTES + data_off)
 		return -E2BIG;
 
+	if (admit_bytes(total))
+		return -ENOMEM;
 	b->vsize = total;
 	b->vmem = vmalloc_user(total);
-	if (!b->vmem)
+	if (!b->vmem) {
+		atomic64_sub(total, &all_buffers_bytes);
 		return -ENOMEM;
+	}
 	b->hdr = b->vmem;
 	b->stats = b->vmem + stats_off;
 	b->meta = b->vmem + chunks_off;
@@ -879,7 +912,7 @@ err:
 	kfree(b->w);
 	bitmap_free(b->syscalls);
 	vfree(b->followed);
-	vfree(b->vmem);
+	free_vmem(b);
 	kfree(b);
 	return ERR_PTR(ret);
 }
@@ -903,7 +936,7 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 	kfree(b->rd);
 	kfree(b->w);
 	vfree(b->followed);
-	vfree(b->vmem);
+	free_vmem(b);
 	kfree(b);
 }
 

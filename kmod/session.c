@@ -208,7 +208,7 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 	}
 	ret = create_buffers(s, slot);
 	if (ret) {
-		NL_SET_ERR_MSG(extack, "cannot allocate the buffers: ask for smaller size_kb");
+		NL_SET_ERR_MSG(extack, "cannot allocate the buffers: ask for smaller size_kb (all buffers together may take half the RAM, a new one half the memory available)");
 		goto err_unlock;
 	}
 	set_bit(slot, &used_slots);
@@ -264,7 +264,7 @@ int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 		if (IS_ERR(nb[i])) {
 			ret = PTR_ERR(nb[i]);
 			nb[i] = NULL;
-			NL_SET_ERR_MSG(extack, "cannot allocate the new buffers: ask for smaller size_kb (the session is unchanged)");
+			NL_SET_ERR_MSG(extack, "cannot allocate the new buffers: ask for smaller size_kb (all buffers together may take half the RAM, a new one half the memory available; the session is unchanged)");
 			goto out;
 		}
 	}
