@@ -204,19 +204,35 @@ wait_for 50 eval '"$BIN/tracectl" status | grep -q "machine tcpguest (id 1): con
 sleep 1
 modprobe tcp_diag 2>/dev/null
 ss -tn state established "( dport = :$TPORT )" | sed 's/^/# ss: /'
+# ss -K needs CONFIG_INET_DIAG_DESTROY: Debian's kernels have it, a
+# kernel of our own (tools/debug-kernel's, before its config had it) may not.
+CUT=1
+if [[ -r /proc/config.gz ]] && ! zcat /proc/config.gz | grep -q '^CONFIG_INET_DIAG_DESTROY=y'; then
+	CUT=0
+	NOCUT="# SKIP this kernel has no CONFIG_INET_DIAG_DESTROY: ss -K cannot cut a socket"
+fi
 ss -K -tn state established "( dport = :$TPORT )" 2>&1 | sed 's/^/# ss -K: /'
-check "ss -K cut the relay's connection" \
-	wait_for 50 eval '"$BIN/tracectl" status | grep -q "[1-9][0-9]* disconnects"'
+if ((CUT)); then
+	check "ss -K cut the relay's connection" \
+		wait_for 50 eval '"$BIN/tracectl" status | grep -q "[1-9][0-9]* disconnects"'
+else
+	ok "ss -K cut the relay's connection $NOCUT"
+fi
 sleep 2
 "$BIN/tracectl" status | grep -A3 "machine tcpguest" | sed 's/^/# /'
 "$BIN/tracectl" stop -n drop --wait > /dev/null 2>> $W/start.out
 check "the session with a dropped machine ends and traced finishes the file" test $? -eq 0
 grep "machine 1 (tcpguest)" $W/traced2.log | sed 's/^/# traced: /'
-check "traced logs the disconnect among the machine's losses" \
-	grep -q "machine 1 (tcpguest): .* [1-9][0-9]* disconnects" $W/traced2.log
 decode $W/drop.pftrace > $W/drop.txt 2>> $W/decode.err
-check "its file decodes; the machine's trace_stats counts connections seen > 1 or 0 connected" \
-	eval 'awk "/^packet {/{m=0;t=0;seen=0;conn=1} /^  machine_id: 1\$/{m=1} /^  trace_stats {/{t=1} /producers_seen: /{seen=\$2} /producers_connected: /{conn=\$2} /^}/{if (m && t && (seen > 1 || conn == 0)) f=1} END{exit !f}" $W/drop.txt'
+if ((CUT)); then
+	check "traced logs the disconnect among the machine's losses" \
+		grep -q "machine 1 (tcpguest): .* [1-9][0-9]* disconnects" $W/traced2.log
+	check "its file decodes; the machine's trace_stats counts connections seen > 1 or 0 connected" \
+		eval 'awk "/^packet {/{m=0;t=0;seen=0;conn=1} /^  machine_id: 1\$/{m=1} /^  trace_stats {/{t=1} /producers_seen: /{seen=\$2} /producers_connected: /{conn=\$2} /^}/{if (m && t && (seen > 1 || conn == 0)) f=1} END{exit !f}" $W/drop.txt'
+else
+	ok "traced logs the disconnect among the machine's losses $NOCUT"
+	ok "its file decodes; the machine's trace_stats counts connections seen > 1 or 0 connected $NOCUT"
+fi
 # The cut loses the relay's unsent chunks: each guest CPU's first
 # sched_switch after the reconnect does not follow its last before, and
 # trace_processor counts that as mismatched_sched_switch_tids.
