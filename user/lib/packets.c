@@ -717,7 +717,14 @@ int pbt_pkt_ftrace_stats(struct pbt_seq *s, int end,
 		SET(&cs[c], dropped_events, 0);
 		SET(&cs[c], read_events, 0);
 		csp[c] = &cs[c];
-		for (i = 0; i < n; i++) {
+		/*
+		 * At the start the session's counters are zero by construction:
+		 * its buffers count from their creation and record only from
+		 * the start. traced reads them later, after the first events
+		 * and maybe losses, and trace_processor takes END minus START
+		 * as the trace's loss, so START says what it was: zeros.
+		 */
+		for (i = 0; end && i < n; i++) {
 			const struct pbtrace_cpu_stats *k = &b[i].cpus[c];
 
 			if (c >= b[i].nr_cpus)
