@@ -32,6 +32,7 @@
 
 #include "kselftest_harness.h"
 #include "config.h"
+#include "genl_groups.h"
 #include "genl.h"
 #include "reader.h"
 #include "pbtrace_fields.h"
@@ -213,31 +214,6 @@ static void destroy_all(struct pbt_nl *nl)
 
 static int mcast_group;	/* "sessions", found by family_id() */
 
-static void find_group(struct nlattr *groups)
-{
-	struct nlattr *g = (struct nlattr *)((char *)groups + NLA_HDRLEN);
-	int rem = groups->nla_len - NLA_HDRLEN;
-
-	for (; rem >= NLA_HDRLEN && g->nla_len >= NLA_HDRLEN;
-	     rem -= NLA_ALIGN(g->nla_len),
-	     g = (struct nlattr *)((char *)g + NLA_ALIGN(g->nla_len))) {
-		struct nlattr *a = (struct nlattr *)((char *)g + NLA_HDRLEN);
-		int r2 = g->nla_len - NLA_HDRLEN, id = -1, match = 0;
-
-		for (; r2 >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN;
-		     r2 -= NLA_ALIGN(a->nla_len),
-		     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len))) {
-			if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GRP_ID)
-				id = *(uint32_t *)((char *)a + NLA_HDRLEN);
-			if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GRP_NAME &&
-			    !strcmp((char *)a + NLA_HDRLEN, PBTRACE_MCGRP_SESSIONS))
-				match = 1;
-		}
-		if (match)
-			mcast_group = id;
-	}
-}
-
 static int family_id(void)
 {
 	/* Asked of nlctrl by hand: this file's raw socket needs no libnl. */
@@ -275,7 +251,7 @@ static int family_id(void)
 				if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
 					id = *(uint16_t *)((char *)a + NLA_HDRLEN);
 				if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GROUPS)
-					find_group(a);
+					genl_group_id(a, PBTRACE_MCGRP_SESSIONS, &mcast_group);
 				rem -= NLA_ALIGN(a->nla_len);
 				a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
 			}

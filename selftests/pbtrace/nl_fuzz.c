@@ -46,6 +46,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/pbtrace.h>
+#include "genl_groups.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -486,31 +487,6 @@ static int nl_open(void)
 	return fd;
 }
 
-static void walk_groups(struct nlattr *groups)
-{
-	struct nlattr *g = (struct nlattr *)((char *)groups + NLA_HDRLEN);
-	int rem = groups->nla_len - NLA_HDRLEN;
-
-	for (; rem >= NLA_HDRLEN && g->nla_len >= NLA_HDRLEN;
-	     rem -= NLA_ALIGN(g->nla_len),
-	     g = (struct nlattr *)((char *)g + NLA_ALIGN(g->nla_len))) {
-		struct nlattr *a = (struct nlattr *)((char *)g + NLA_HDRLEN);
-		int r2 = g->nla_len - NLA_HDRLEN, id = -1, match = 0;
-
-		for (; r2 >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN;
-		     r2 -= NLA_ALIGN(a->nla_len),
-		     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len))) {
-			if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GRP_ID)
-				id = *(uint32_t *)((char *)a + NLA_HDRLEN);
-			if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GRP_NAME &&
-			    !strcmp((char *)a + NLA_HDRLEN, PBTRACE_MCGRP_SESSIONS))
-				match = 1;
-		}
-		if (match)
-			mcast_group = id;
-	}
-}
-
 /* Iterates the attributes of one genetlink message. */
 #define for_each_attr(a, nlh, rem) \
 	for (a = (struct nlattr *)((char *)NLMSG_DATA(nlh) + GENL_HDRLEN), \
@@ -547,7 +523,7 @@ static int resolve_family(void)
 		if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
 			family = *(uint16_t *)((char *)a + NLA_HDRLEN);
 		if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_MCAST_GROUPS)
-			walk_groups(a);
+			genl_group_id(a, PBTRACE_MCGRP_SESSIONS, &mcast_group);
 	}
 out:
 	close(fd);
