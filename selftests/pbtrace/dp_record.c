@@ -179,6 +179,16 @@ static void add_events(struct pbt_buffer_spec *b, const char *const *ev)
 		b->events[b->nr_events++] = *ev++;
 }
 
+/* EV1,EV2,... into @b's events (pointers into @events, which it cuts). */
+static void split_events(struct pbt_buffer_spec *b, char *events)
+{
+	char *tok, *save;
+
+	for (tok = strtok_r(events, ",", &save); tok && b->nr_events < PBT_MAX_EVENTS;
+	     tok = strtok_r(NULL, ",", &save))
+		b->events[b->nr_events++] = tok;
+}
+
 static void pin(int cpu)
 {
 	cpu_set_t set;
@@ -680,14 +690,11 @@ static int cmd_run(const char *file, char *events, const char *cmd)
 	};
 	const char *chunk_kb = getenv("DP_CHUNK_KB");
 	struct rec rc = { 0 };
-	char *tok, *save;
 	int status;
 
 	if (chunk_kb)
 		b.chunk_kb = atoi(chunk_kb);
-	for (tok = strtok_r(events, ",", &save); tok && b.nr_events < PBT_MAX_EVENTS;
-	     tok = strtok_r(NULL, ",", &save))
-		b.events[b.nr_events++] = tok;
+	split_events(&b, events);
 	rc.out = fopen(file, "w");
 	if (!rc.out)
 		die("open output: %s", strerror(errno));
@@ -712,13 +719,11 @@ static int cmd_follow(const char *file, char *events, const char *cmd)
 		.fill_policy = PBTRACE_FILL_RING_BUFFER, .follow_forks = true,
 	};
 	struct rec rc = { 0 };
-	char *tok, *save, go;
+	char go;
 	int fds[2], status;
 	pid_t pid;
 
-	for (tok = strtok_r(events, ",", &save); tok && b.nr_events < PBT_MAX_EVENTS;
-	     tok = strtok_r(NULL, ",", &save))
-		b.events[b.nr_events++] = tok;
+	split_events(&b, events);
 	rc.out = fopen(file, "w");
 	if (!rc.out || pipe(fds))
 		die("open output or pipe: %s", strerror(errno));
