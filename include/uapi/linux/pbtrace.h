@@ -68,6 +68,31 @@
  *                    A relayed machine records for the first started
  *                    session (lowest id) whose buffer names it, into the
  *                    first such buffer, with that buffer's events.
+ *            PBTRACE_A_BUFFER_TRACEPOINTS: NLA_NESTED, optional, up to
+ *                PBTRACE_MAX_TRACEPOINTS (all buffers together) of
+ *                PBTRACE_A_TP: NLA_NESTED, any tracepoint of this kernel:
+ *                    PBTRACE_A_TP_NAME: "group/name", required
+ *                    PBTRACE_A_TP_ID: NLA_U32, its tracefs id, required; the
+ *                        kernel refuses an id that is not that tracepoint
+ *                    PBTRACE_A_TP_FLAGS: NLA_U32, PBTRACE_TP_*, required
+ *                    PBTRACE_A_TP_PROTO_ID: NLA_U32, the FtraceEvent field
+ *                        the event is written as: Perfetto's own for an
+ *                        event trace.proto knows (its fields then carry that
+ *                        message's numbers), else >= PBTRACE_TP_GENERIC_PROTO_BASE
+ *                        and described in the bundle by a DescriptorProto the
+ *                        kernel builds from the fields
+ *                    PBTRACE_A_TP_FIELDS: NLA_NESTED of up to
+ *                        PBTRACE_TP_MAX_FIELDS PBTRACE_A_TP_FIELD, each
+ *                        _TPF_NAME, _TPF_OFFSET, _TPF_SIZE, _TPF_KIND (enum
+ *                        pbtrace_tpf_kind), _TPF_SIGNED, _TPF_ELEM_SIZE
+ *                        (ARRAY), _TPF_PROTO_ID (1..PBTRACE_TP_MAX_PROTO_ID;
+ *                        0: not written, for filters only, as the
+ *                        common_* fields), _TPF_PROTO_TYPE
+ *                    PBTRACE_A_TP_FILTER: NLA_NUL_STRING, optional, ftrace's
+ *                        filter syntax over those fields; a bad one is
+ *                        refused with its position in the extack message
+ *                    PBTRACE_A_TP_PERIOD: NLA_U32, optional, PERF_SAMPLE
+ *                        every Nth hit that passes the filter (default 1)
  *    Reply: PBTRACE_A_SESSION_ID (NLA_U32).
  *
  * PBTRACE_CMD_SET_SESSION: configure a session again before it starts.
@@ -269,9 +294,59 @@ enum pbtrace_attr {
 	PBTRACE_A_SESSION_OWNER_GID,	/* u32, in GET_SESSION replies */
 	PBTRACE_A_BUFFER_FOLLOW_FORKS,	/* flag */
 	PBTRACE_A_BUFFER_INDEX,		/* u32 */
+	PBTRACE_A_BUFFER_TRACEPOINTS,	/* nest of PBTRACE_A_TP */
+	PBTRACE_A_TP,			/* nest of PBTRACE_A_TP_* */
+	PBTRACE_A_TP_NAME,		/* string "group/name" */
+	PBTRACE_A_TP_ID,		/* u32, tracefs events/G/N/id */
+	PBTRACE_A_TP_PROTO_ID,		/* u32, FtraceEvent field written */
+	PBTRACE_A_TP_FLAGS,		/* u32, PBTRACE_TP_* */
+	PBTRACE_A_TP_FILTER,		/* string, ftrace filter syntax */
+	PBTRACE_A_TP_PERIOD,		/* u32, PerfSample every Nth hit */
+	PBTRACE_A_TP_FIELDS,		/* nest of PBTRACE_A_TP_FIELD */
+	PBTRACE_A_TP_FIELD,		/* nest of PBTRACE_A_TPF_* */
+	PBTRACE_A_TPF_NAME,		/* string */
+	PBTRACE_A_TPF_OFFSET,		/* u32, from the record's start */
+	PBTRACE_A_TPF_SIZE,		/* u32, bytes in the record */
+	PBTRACE_A_TPF_KIND,		/* u32, enum pbtrace_tpf_kind */
+	PBTRACE_A_TPF_SIGNED,		/* flag */
+	PBTRACE_A_TPF_ELEM_SIZE,	/* u32, PBTRACE_TPF_ARRAY element */
+	PBTRACE_A_TPF_PROTO_ID,		/* u32, field number in the message */
+	PBTRACE_A_TPF_PROTO_TYPE,	/* u32, FieldDescriptorProto.Type */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
+
+/*
+ * Any tracepoint by name (PBTRACE_A_BUFFER_TRACEPOINTS, docs/generic-events.md):
+ * userspace reads the event's layout from tracefs (events/G/N/format) and
+ * sends it with the event's id; the kernel checks the id names that
+ * tracepoint, bounds-checks every field against each record, compiles the
+ * filter, and writes what PBTRACE_A_TP_FLAGS asks for from a probe run by
+ * the tracepoint itself (a perf kernel counter's overflow handler).
+ */
+#define PBTRACE_MAX_TRACEPOINTS 256	/* per session, all buffers */
+#define PBTRACE_TP_MAX_FIELDS 40	/* per event, common_* fields included */
+#define PBTRACE_TP_MAX_PROTO_ID 31	/* trace_processor reads field numbers < 32 */
+#define PBTRACE_TP_FILTER_MAX 1024	/* bytes of a filter expression */
+/* FtraceEvent fields from here up are self-described (generic_event_descriptors) */
+#define PBTRACE_TP_GENERIC_PROTO_BASE 65536
+
+#define PBTRACE_TP_FTRACE	(1u << 0)	/* the event in the FtraceEventBundle */
+#define PBTRACE_TP_PERF_SAMPLE	(1u << 1)	/* a PerfSample packet per (Nth) hit */
+#define PBTRACE_TP_KERNEL_STACK	(1u << 2)	/* PerfSample with kernel frames */
+#define PBTRACE_TP_USER_STACK	(1u << 3)	/* PerfSample with user frames */
+
+/* How a field's bytes are read (from its tracefs type). */
+enum pbtrace_tpf_kind {
+	PBTRACE_TPF_INT = 1,		/* 1, 2, 4 or 8 bytes; pointers too */
+	PBTRACE_TPF_CHARS = 2,		/* char name[N]: string up to the NUL */
+	PBTRACE_TPF_DATA_LOC_STR = 3,	/* __data_loc char[]: u32 len << 16 | offset */
+	PBTRACE_TPF_DATA_LOC_BYTES = 4,	/* __data_loc other[]: bytes */
+	PBTRACE_TPF_REL_LOC_STR = 5,	/* __rel_loc char[]: offset from after the field */
+	PBTRACE_TPF_REL_LOC_BYTES = 6,
+	PBTRACE_TPF_ARRAY = 7,		/* type name[N] of ints: repeated, not packed */
+	PBTRACE_TPF_BYTES = 8,		/* anything else: its bytes */
+};
 
 /* Same values as Perfetto's TraceConfig.BufferConfig.FillPolicy. */
 enum pbtrace_fill_policy {
