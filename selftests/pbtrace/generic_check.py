@@ -269,14 +269,17 @@ def check_sock(c, evs, work, hdir):
 
 
 def check_workqueue(c, evs, hdir):
-    # hist prints the int cpu as unsigned (WORK_CPU_UNBOUND's -1)
+    # WORK_CPU_UNBOUND's -1, however hist prints it
     ours = collections.Counter((d['workqueue'], d['cpu'] & 0xffffffff) for _, _, d in
                                evs['workqueue/workqueue_queue_work'])
-    theirs = hist(os.path.join(hdir, 'workqueue:workqueue_queue_work.hist'))
+    theirs = collections.Counter()
+    for (wq, cpu), n in hist(os.path.join(hdir, 'workqueue:workqueue_queue_work.hist')).items():
+        theirs[(wq, cpu & 0xffffffff)] += n
     # ftrace's window holds ours: every tuple of ours, no more often.
     extra = dict((k, v) for k, v in ours.items() if theirs.get(k, 0) < v)
     c.check('workqueue_queue_work (__data_loc workqueue, cpu): %d events, every tuple within ftrace\'s counts'
-            % sum(ours.values()), ours and not extra, 'beyond ftrace: %s' % extra)
+            % sum(ours.values()), ours and not extra,
+            'beyond ftrace: %s; ftrace: %s' % (extra, sorted(theirs.items())[:12]))
 
 
 def check_ipi(c, evs, work):
