@@ -175,7 +175,11 @@ static void check_work(struct work_struct *work)
 	event = create_counter(tw->check, raw_smp_processor_id(), true, NULL);
 	if (IS_ERR(event)) {
 		tw->ret = PTR_ERR(event);
-		tw->why = "no such tracepoint, or perf cannot attach to it";
+		tw->why = tw->ret == -ENOENT || tw->ret == -EINVAL ?
+			  "is no tracepoint here: read events/G/N/id again" :
+			  tw->ret == -EPERM || tw->ret == -EACCES ?
+			  "refused by perf (perfmon capability)" :
+			  "cannot be attached to by perf";
 		return;
 	}
 	tw->why = mismatch(event, tw->check);

@@ -21,7 +21,8 @@
 #    as the native event; sched/sched_stat_runtime's descriptor carries
 #    this kernel's fields (6.1: comm pid runtime vruntime; 6.12 dropped
 #    vruntime), as its tracefs format lists them.
-# 3. rmmod with a started session whose perf counters are live.
+# 3. a group= member's session records tracepoints (docs/security.md).
+# 4. rmmod with a started session whose perf counters are live.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -190,7 +191,21 @@ print(' '.join(f[0] for _, f in sorted(t.descs[65536][2].items())))" "$tmp/r.pft
 	fi
 fi
 
-# 3. rmmod with the counters live
+# 3. a group= member's session (no capability): the counters are made by
+# a kworker, as perf checks the current task's perfmon capability
+param=/sys/module/pbtrace/parameters/group
+old_group=$(cat $param)
+echo 4242 > $param
+# tracefs is root's: dp_record reads the layout, then becomes the member
+DP_TP_NOREAD=1 DP_TP_UID=4201 DP_TP_GID=4242 "$rec" tp - signal/signal_generate \
+	'sleep 5 & p=$!; for i in 1 2 3; do kill -CONT $p; done; kill $p; wait' \
+	> "$tmp/m.info" 2>&1
+w=$(sed -n 's/^written=//p' "$tmp/m.info")
+[ "${w:-0}" -ge 4 ]
+result $? "a group= member (uid 4201, no capability) records a tracepoint: $w signal_generate for its 4 signals${w:+}$( [ -n "$w" ] || echo ": $(cat "$tmp/m.info")")"
+echo "$old_group" > $param
+
+# 4. rmmod with the counters live
 if DP_TP_LEAVE=1 "$rec" tp "$tmp/l.pftrace" signal/signal_generate,sched/sched_switch \
 	'kill -CONT $$' > "$tmp/l.info" 2>&1 && grep -q '^left=' "$tmp/l.info" &&
 	rmmod pbtrace; then

@@ -536,7 +536,7 @@ TEST_F(pbt, tracepoint_wrong_id_rejected)
 		TH_LOG("%s", pbt_nl_error(self->nl));
 	t.id = 0x7fffffff;
 	ASSERT_GT(0, tp_session(self->nl, &t, 1));
-	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "no such tracepoint"))
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "is no tracepoint here"))
 		TH_LOG("%s", pbt_nl_error(self->nl));
 }
 
