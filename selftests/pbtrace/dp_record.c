@@ -37,6 +37,7 @@
  *                                   descriptor), or with DP_TP_NATIVE=1
  *                                   Perfetto's own field where it has one;
  *                                   DP_TP_LEAVE=1 leaves it started,
+ *                                   DP_TP_NO_FIELDS=1 writes no field,
  *                                   DP_TP_NOREAD=1 only counts, as
  *                                   DP_TP_UID with DP_TP_GID if set
  */
@@ -840,6 +841,7 @@ static int cmd_tp(const char *file, char *tps, const char *cmd)
 	struct rec rc = { 0 };
 	char *tok, *save;
 	int status, id;
+	unsigned int i;
 
 	if (chunk_kb)
 		b.chunk_kb = atoi(chunk_kb);
@@ -855,6 +857,9 @@ static int cmd_tp(const char *file, char *tps, const char *cmd)
 		l->proto_id = PBTRACE_TP_GENERIC_PROTO_BASE + b.nr_tps;
 		if (native)
 			pbt_tp_native_ids(l);
+		if (getenv("DP_TP_NO_FIELDS"))	/* the bench: the path alone */
+			for (i = 0; i < l->nr_fields; i++)
+				l->fields[i].proto_id = 0;
 		specs[b.nr_tps] = (struct pbt_tp_spec) {
 			.layout = l, .id = id, .flags = PBTRACE_TP_FTRACE,
 		};
