@@ -38,6 +38,8 @@
  *                                   Perfetto's own field where it has one;
  *                                   DP_TP_LEAVE=1 leaves it started,
  *                                   DP_TP_NO_FIELDS=1 writes no field,
+ *                                   DP_TP_PID=1 filters on CMD's pid,
+ *                                   DP_SIZE_KB, DP_DISCARD=1 the buffer,
  *                                   DP_TP_NOREAD=1 only counts, as
  *                                   DP_TP_UID with DP_TP_GID if set
  */
@@ -826,6 +828,46 @@ static int tp_noread(const struct pbt_buffer_spec *b, const char *cmd)
 	return 0;
 }
 
+/*
+ * DP_TP_PID=1: sh -c CMD is the buffer's one pid (forks not followed),
+ * forked now and held on a pipe until the session runs; run_held() lets
+ * it go and returns its wait status.
+ */
+static pid_t held(const char *cmd, int *go)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+static int run_held(pid_t pid, int go)
+{
+	int status;
+
+	if (write(go, "g", 1) != 1)
+		die("release child: %s", strerror(errno));
+	close(go);
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid: %s", strerror(errno));
+	return status;
+}
+
 /* tp: record any tracepoints (comma separated) while sh -c CMD runs. */
 static int cmd_tp(const char *file, char *tps, const char *cmd)
 {
@@ -840,11 +882,16 @@ static int cmd_tp(const char *file, char *tps, const char *cmd)
 	bool native = getenv("DP_TP_NATIVE") != NULL;
 	struct rec rc = { 0 };
 	char *tok, *save;
-	int status, id;
+	int status, id, go = -1;
 	unsigned int i;
+	pid_t child = 0;
 
 	if (chunk_kb)
 		b.chunk_kb = atoi(chunk_kb);
+	if (getenv("DP_SIZE_KB"))
+		b.size_kb = atoi(getenv("DP_SIZE_KB"));
+	if (getenv("DP_DISCARD"))
+		b.fill_policy = PBTRACE_FILL_DISCARD;
 	for (tok = strtok_r(tps, ",", &save); tok && b.nr_tps < DP_MAX_TPS;
 	     tok = strtok_r(NULL, ",", &save)) {
 		struct pbt_tp_layout *l = &layouts[b.nr_tps];
@@ -873,9 +920,14 @@ static int cmd_tp(const char *file, char *tps, const char *cmd)
 	rc.out = fopen(file, "w");
 	if (!rc.out)
 		die("open output: %s", strerror(errno));
+	if (getenv("DP_TP_PID")) {
+		child = held(cmd, &go);
+		b.pids[b.nr_pids++] = child;
+		printf("root_pid=%d\n", child);
+	}
 	session_new(&rc, &b);
 	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
-	status = system(cmd);
+	status = child ? run_held(child, go) : system(cmd);
 	printf("cmd_status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	if (getenv("DP_TP_LEAVE")) {	/* started, counters live: for rmmod */
 		printf("left=%u\n", rc.id);

@@ -21,8 +21,10 @@
 #    as the native event; sched/sched_stat_runtime's descriptor carries
 #    this kernel's fields (6.1: comm pid runtime vruntime; 6.12 dropped
 #    vruntime), as its tracefs format lists them.
-# 3. a group= member's session records tracepoints (docs/security.md).
-# 4. rmmod with a started session whose perf counters are live.
+# 3. losses counted exactly (written + lost = ftrace's count of the hits
+#    the pid filter lets in), and the pid filter.
+# 4. a group= member's session records tracepoints (docs/security.md).
+# 5. rmmod with a started session whose perf counters are live.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -191,7 +193,35 @@ print(' '.join(f[0] for _, f in sorted(t.descs[65536][2].items())))" "$tmp/r.pft
 	fi
 fi
 
-# 3. a group= member's session (no capability): the counters are made by
+# 3. losses and the pid filter: the workload's shell is the buffer's one
+# pid; it signals its sleeper 3000 times into a buffer of two 4 KiB chunks
+# per CPU (DISCARD, read only at stop). Written + lost must be ftrace's
+# count of signal_generate from that pid, and every event in the file its.
+trig="hist:keys=common_pid,sig"
+echo "$trig" > "$T/events/signal/signal_generate/trigger"
+DP_TP_PID=1 DP_SIZE_KB=$((8 * $(nproc))) DP_CHUNK_KB=4 DP_DISCARD=1 \
+	"$rec" tp "$tmp/d.pftrace" signal/signal_generate \
+	'sleep 30 & p=$!; i=0; while [ $i -lt 3000 ]; do kill -CONT $p; i=$((i + 1)); done; kill $p; wait' \
+	> "$tmp/d.info" 2> "$tmp/d.err"
+cat "$T/events/signal/signal_generate/hist" > "$tmp/d.hist"
+echo "!$trig" > "$T/events/signal/signal_generate/trigger"
+root=$(sed -n 's/^root_pid=//p' "$tmp/d.info")
+wr=$(sed -n 's/^written=//p' "$tmp/d.info")
+lost=$(sed -n 's/^lost=//p' "$tmp/d.info")
+full=$(sed -n 's/^lost_full=//p' "$tmp/d.info")
+ft=$(awk -v p="${root:-x}" '/^\{/ { gsub(/[{},]/, " "); if ($2 == p) { for (i = 1; i < NF; i++) if ($i == "hitcount:") s += $(i + 1) } } END { print s + 0 }' "$tmp/d.hist")
+# 3000 SIGCONT, a SIGTERM, and the SIGCHLD its own exit sends dp_record
+[ -n "$wr" ] && [ "${lost:-0}" -gt 0 ] && [ "$full" = "$lost" ] && [ $((wr + lost)) = "$ft" ] && [ "$ft" = 3002 ]
+result $? "losses: written $wr + lost $lost (all lost_full: $full) = ftrace's $ft signal_generate from pid ${root:-?} = the workload's 3002"
+bad=$(cd "$here" && python3 -c "
+import generic_check as g, sys
+t = g.Trace(sys.argv[1])
+print(sum(1 for e in t.events if e[2] != int(sys.argv[2])), len(t.events))" "$tmp/d.pftrace" "${root:-0}")
+set -- $bad
+[ "${1:-1}" = 0 ] && [ "${2:-0}" = "$wr" ]
+result $? "pid filter: all ${2:-?} events in the file are pid ${root:-?}'s (${1:-?} others)"
+
+# 4. a group= member's session (no capability): the counters are made by
 # a kworker, as perf checks the current task's perfmon capability
 param=/sys/module/pbtrace/parameters/group
 old_group=$(cat $param)
@@ -205,7 +235,7 @@ w=$(sed -n 's/^written=//p' "$tmp/m.info")
 result $? "a group= member (uid 4201, no capability) records a tracepoint: $w signal_generate for its 4 signals${w:+}$( [ -n "$w" ] || echo ": $(cat "$tmp/m.info")")"
 echo "$old_group" > $param
 
-# 4. rmmod with the counters live
+# 5. rmmod with the counters live
 if DP_TP_LEAVE=1 "$rec" tp "$tmp/l.pftrace" signal/signal_generate,sched/sched_switch \
 	'kill -CONT $$' > "$tmp/l.info" 2>&1 && grep -q '^left=' "$tmp/l.info" &&
 	rmmod pbtrace; then
