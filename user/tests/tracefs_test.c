@@ -300,7 +300,7 @@ static void test_names(void)
 	if (access("/sys/kernel/tracing/available_events", F_OK) &&
 	    access("/sys/kernel/debug/tracing/available_events", F_OK)) {
 		r = pbt_tracefs_layout("sched", "sched_switch", &l, err, sizeof(err));
-		tap(r == -ENOENT && strstr(err, "/sys/kernel/tracing") &&
+		tap(r == -ENODEV && strstr(err, "/sys/kernel/tracing") &&
 		    strstr(err, "/sys/kernel/debug/tracing") &&
 		    strstr(err, "mount -t tracefs nodev /sys/kernel/tracing"),
 		    "no tracefs: both paths and the mount command named: %s", err);
@@ -408,6 +408,15 @@ static void test_resolve_errors(void)
 	size_t i;
 	int r;
 
+	pbt_tracefs_set_root("/nonexistent");
+	{
+		const char *ev[] = { "sched/sched_switch", "signal/signal_generate" };
+
+		r = resolve(&s, ev, 2, err, sizeof(err));
+		tap(r == -ENODEV && strstr(err, "tracefs is not at /nonexistent") &&
+		    !strstr(err, "unknown event"),
+		    "no tracefs: the resolver says so, not 'unknown event': %s", err);
+	}
 	pbt_tracefs_set_root(FIX "/tracefs-6.1");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *ev[] = { "sched/sched_switch", "signal/signal_generate", cases[i][0] };

@@ -223,13 +223,14 @@ static void resolve_warning(const char *line, void *arg)
 int check_events(const struct event_list *l, struct pbt_session_spec *spec)
 {
 	char err[1024];
+	int r = pbt_spec_resolve_events(spec, native_state, resolve_warning,
+					(void *)l, err, sizeof(err));
 
-	if (pbt_spec_resolve_events(spec, native_state, resolve_warning,
-				    (void *)l, err, sizeof(err))) {
+	if (r)
 		errf("%s", err);
-		return EXIT_BAD_EVENT;
-	}
-	return EXIT_OK;
+	if (r == -EACCES || r == -EPERM)
+		return EXIT_PERM;
+	return r ? EXIT_BAD_EVENT : EXIT_OK;
 }
 
 int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
