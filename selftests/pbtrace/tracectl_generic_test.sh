@@ -168,6 +168,22 @@ else
 	ok "trace_processor # SKIP $TP_WHY"
 fi
 
+# -- record's summary names the generic events from their descriptors --
+f=$tmp/r.pftrace
+"$tracectl" record -t 4s -n rec -e signal/signal_generate -o "$f" >"$tmp/rec.out" 2>&1 &
+rec=$!
+wait_for 50 eval '"$tracectl" status 2>/dev/null | grep -q "rec"'
+run_work "record" || true
+wait "$rec"
+same "record exits 0" 0 $?
+cp "$tmp/rec.out" "$tmp/out"
+decode "$f" || not_ok "record's file decodes"
+in_file=$(grep -c '^65536 ' "$f.gen")
+says "^ +signal/signal_generate +$in_file\$" \
+	"record's summary counts signal/signal_generate as the file holds them ($in_file)"
+[ "$in_file" -ge $NSIG ] && ok "at least the workload's $NSIG in the file" ||
+	not_ok "$in_file signal_generate in the file, fewer than $NSIG"
+
 # -- a config's ftrace_events glob --
 f=$tmp/c.pftrace
 cat >"$tmp/glob.pbtx" <<EOF

@@ -120,6 +120,8 @@ struct summary_machine {
 	uint64_t packets, ftrace_events;
 };
 
+#define SUMMARY_GENERIC 64
+
 struct summary {
 	struct summary_machine machines[SUMMARY_MACHINES];
 	size_t nr_machines;
@@ -127,6 +129,14 @@ struct summary {
 	uint64_t first_ts, last_ts;
 	uint64_t by_kind[8];		/* see kind_names */
 	uint64_t by_event[600];		/* FtraceEvent oneof field number */
+	/* Generic events (FtraceEvent fields >= 65536), named by the
+	 * bundles' generic_event_descriptors. */
+	struct {
+		uint32_t field_id;
+		char name[2 * PBTRACE_NAME_MAX];
+		uint64_t n;
+	} generic[SUMMARY_GENERIC];
+	size_t nr_generic;
 	size_t processes, threads;
 	char machine[64], release[64];
 	bool bad;
