@@ -630,6 +630,16 @@ static void test_flags(void)
 	tap(r == -EINVAL && strstr(err, "tracectl flags: data_sources[0] ftrace_events[0] \"sched switch\" is not \"group/name\""),
 	    "flags with a bad event name refused without line numbers (%s)", err);
 	pbt_config_free(&c);
+	fl.nr_events = 3;
+	fl.events = (const char *const[]){ "sock:inet_sock_set_state", "tcp/*", "sched/sched_wak[ei]*" };
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && spec.buffers[0].nr_events == 3 &&
+	    !strcmp(spec.buffers[0].events[0], "sock:inet_sock_set_state") &&
+	    !strcmp(spec.buffers[0].events[1], "tcp/*") &&
+	    !strcmp(spec.buffers[0].events[2], "sched/sched_wak[ei]*"),
+	    "flags with group:name and globs load; the spec keeps them for tracepoints.c (%s)", err);
+	pbt_config_free(&c);
 	fl.events = events;
 	fl.nr_events = 2;
 	fl.all_machines = true;
