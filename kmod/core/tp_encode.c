@@ -147,10 +147,12 @@ static void desc_field(struct pb_buf *b, const struct pbt_tpf *f)
  */
 static void descriptor_body(struct pb_buf *b, const struct pbt_tp_layout *l)
 {
-	unsigned int i;
+	unsigned int i, n = l->nr_fields;
 
+	if (n > PBTRACE_TP_MAX_FIELDS)	/* unchecked layouts too (the fuzzer) */
+		n = PBTRACE_TP_MAX_FIELDS;
 	pb_strn(b, DP_NAME, l->name, sizeof(l->name));
-	for (i = 0; i < l->nr_fields; i++)
+	for (i = 0; i < n; i++)
 		if (l->fields[i].proto_id)
 			desc_field(b, &l->fields[i]);
 }
