@@ -261,8 +261,8 @@ static const struct bad bad_configs[] = {
 	  "t.pbtx:2:61: data_sources[0] (linux.ftrace) target_buffer is 1 but there is only 1 buffer (0..0)" },
 	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched_switch\" } } }",
 	  "t.pbtx:2:77: data_sources[0] ftrace_events[0] \"sched_switch\" is not \"group/name\"" },
-	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/*\" } } }",
-	  "wildcards are not supported" },
+	{ BUF "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/sched_%s\" } } }",
+	  "ftrace_events[0] \"sched/sched_%s\" is not \"group/name\": write it as e.g. \"sched/sched_switch\", or a glob such as \"tcp/*\"" },
 	{ BUF "data_sources { config { name: \"linux.process_stats\" } }",
 	  "no linux.ftrace data source with events" },
 	{ BUF FT "write_into_file: true\nfile_write_period_ms: 50",
@@ -629,6 +629,16 @@ static void test_flags(void)
 	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
 	tap(r == -EINVAL && strstr(err, "tracectl flags: data_sources[0] ftrace_events[0] \"sched switch\" is not \"group/name\""),
 	    "flags with a bad event name refused without line numbers (%s)", err);
+	pbt_config_free(&c);
+	fl.nr_events = 3;
+	fl.events = (const char *const[]){ "sock:inet_sock_set_state", "tcp/*", "sched/sched_wak[ei]*" };
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && spec.buffers[0].nr_events == 3 &&
+	    !strcmp(spec.buffers[0].events[0], "sock:inet_sock_set_state") &&
+	    !strcmp(spec.buffers[0].events[1], "tcp/*") &&
+	    !strcmp(spec.buffers[0].events[2], "sched/sched_wak[ei]*"),
+	    "flags with group:name and globs load; the spec keeps them for tracepoints.c (%s)", err);
 	pbt_config_free(&c);
 	fl.events = events;
 	fl.nr_events = 2;
