@@ -87,6 +87,8 @@ struct pbt_buffer_params {
 	unsigned long *syscalls;
 	bool full_sched;			/* no CompactSched: every event in full */
 	bool follow_forks;			/* pid filter adds children */
+	/* Per-CPU bytes for pbt_buffer_packet()'s writer; 0: none. */
+	u32 scratch_size;
 	u32 nr_machines;			/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 };
@@ -222,6 +224,15 @@ int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req); /
 int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
 bool pbt_buffer_has_sealed(struct pbt_buffer *b);
+/*
+ * A standalone TracePacket amid a CPU's FtraceEvents (buffer.c says how);
+ * @fn writes its fields into @pb with this CPU's scratch. Probe context.
+ */
+struct pb_buf;
+typedef bool (*pbt_packet_fn)(struct pb_buf *pb, void *scratch, bool cleared,
+			      const void *arg);
+bool pbt_buffer_packet(struct pbt_buffer *b, u32 cpu, pbt_packet_fn fn,
+		       const void *arg);
 /*
  * Readers attached (under pbt_sessions_lock). A buffer SET_SESSION replaced
  * while readers hold it is retired: it stays until the last one detaches.
