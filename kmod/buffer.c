@@ -433,6 +433,11 @@ too_large:
 	return false;
 }
 
+void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu)
+{
+	return b->scratch && cpu < b->nr_cpus ? b->w[cpu].scratch : NULL;
+}
+
 /*
  * Room kept for the bundle packet's headers behind a standalone packet:
  * record and bundle tags and lengths, sequence id, flags, cpu, lost_events.

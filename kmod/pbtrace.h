@@ -233,6 +233,21 @@ typedef bool (*pbt_packet_fn)(struct pb_buf *pb, void *scratch, bool cleared,
 			      const void *arg);
 bool pbt_buffer_packet(struct pbt_buffer *b, u32 cpu, pbt_packet_fn fn,
 		       const void *arg);
+void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu);	/* or NULL */
+
+/*
+ * stack.c: a PerfSample with the current task's call stack into @b's
+ * chunk on @cpu, from a tracepoint's perf handler (interrupts off, after
+ * the event itself). @flags: PBTRACE_TP_KERNEL_STACK, _USER_STACK. A
+ * buffer with stacks needs params.scratch_size = pbt_stack_scratch_size().
+ */
+struct pt_regs;
+void pbt_stack_sample(struct pbt_buffer *b, u32 cpu, u64 ts,
+		      struct pt_regs *regs, u32 flags, u32 period);
+size_t pbt_stack_scratch_size(void);
+u64 pbt_stack_no_mapping(void);		/* samples whose mmap lock was busy */
+void pbt_stack_init(void);
+void pbt_stack_exit(void);
 /*
  * Readers attached (under pbt_sessions_lock). A buffer SET_SESSION replaced
  * while readers hold it is retired: it stays until the last one detaches.
