@@ -659,6 +659,11 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 		if (!ts)
 			ts = event_ts(id);
 		write_event(b, cpu, ts, pid, encode, arg, id);
+		if (static_branch_unlikely(&pbt_test_stacks) &&
+		    id == PBT_EV_SYS_ENTER)
+			pbt_stack_sample(b, cpu, ts, NULL,
+					 PBTRACE_TP_KERNEL_STACK |
+					 PBTRACE_TP_USER_STACK, 1);
 	}
 	if (static_branch_unlikely(&pbt_fault_recurse))
 		pbt_emit_for(id, nr, also, encode, arg);	/* dropped and counted */
@@ -1008,6 +1013,8 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	if (!p->full_sched)
 		b->cs = vzalloc(array_size(b->nr_cpus, sizeof(*b->cs)));
 	b->scratch_size = ALIGN(p->scratch_size, SMP_CACHE_BYTES);
+	if (static_branch_unlikely(&pbt_test_stacks))
+		b->scratch_size = ALIGN(pbt_stack_scratch_size(), SMP_CACHE_BYTES);
 	if (b->scratch_size)
 		b->scratch = vzalloc(array_size(b->nr_cpus, b->scratch_size));
 	if (!b->w || !b->rd || !b->ungot || (!p->full_sched && !b->cs) ||

@@ -46,6 +46,40 @@ static const struct kernel_param_ops fault_recurse_ops = {
 module_param_cb(fault_recurse, &fault_recurse_ops, NULL, 0600);
 MODULE_PARM_DESC(fault_recurse, "test only: re-enter the probe path from the writer (1 = on)");
 
+/*
+ * Test only, until a tracepoint's perf handler calls pbt_stack_sample():
+ * every raw_syscalls/sys_enter event a buffer writes is followed by a
+ * stack sample (kernel and user frames); buffers created while it is on
+ * get the scratch. Off (0) normally; a static key as fault_recurse.
+ */
+DEFINE_STATIC_KEY_FALSE(pbt_test_stacks);
+
+static int test_stacks_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	if (on)
+		static_branch_enable(&pbt_test_stacks);
+	else
+		static_branch_disable(&pbt_test_stacks);
+	return 0;
+}
+
+static int test_stacks_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", static_key_enabled(&pbt_test_stacks));
+}
+
+static const struct kernel_param_ops test_stacks_ops = {
+	.set = test_stacks_set,
+	.get = test_stacks_get,
+};
+module_param_cb(test_stacks, &test_stacks_ops, NULL, 0600);
+MODULE_PARM_DESC(test_stacks, "test only: a stack sample after every sys_enter (1 = on)");
+
 static int __init pbt_init(void)
 {
 	int ret;

@@ -320,6 +320,7 @@ static inline bool pbt_event_compact(int id)
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);
+DECLARE_STATIC_KEY_FALSE(pbt_test_stacks);
 
 /* device.c */
 int pbt_device_init(void);
