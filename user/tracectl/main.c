@@ -65,6 +65,10 @@ void usage(FILE *f)
 "  report [-s] [--summary-only] [-e SYSCALLS] [--duration MS]\n"
 "        [--failure] [-p PID]... FILE\n"
 "        The same view of a recorded trace (one section per machine).\n"
+"  symbolize FILE\n"
+"        Name the user frames of FILE's stack samples from the binaries'\n"
+"        ELF symbols (Perfetto ModuleSymbols packets, appended); traced\n"
+"        does it when it finishes a file with stacks.\n"
 "  --help\n"
 "\n"
 "Exit status:\n"
@@ -100,6 +104,7 @@ int main(int argc, char **argv)
 		{ "list-events", cmd_list_events },
 		{ "trace", cmd_trace },
 		{ "report", cmd_report },
+		{ "symbolize", cmd_symbolize },
 	};
 	struct sigaction sa = { .sa_handler = on_sigint };
 	size_t i;

@@ -196,5 +196,7 @@ int feed_file(struct sv_view *v, const char *path, int fd, uint64_t *off,
 int cmd_report(int argc, char **argv);
 /* trace.c */
 int cmd_trace(int argc, char **argv);
+/* symbolize.c */
+int cmd_symbolize(int argc, char **argv);
 
 #endif /* PBT_TRACECTL_H */
