@@ -28,12 +28,14 @@
 #define DS_FTRACE "linux.ftrace"
 #define DS_PROCESS_STATS "linux.process_stats"
 #define DS_SYS_STATS "linux.sys_stats"
+#define DS_PERF "linux.perf"
 
 typedef Perfetto__Protos__TraceConfig__BufferConfig buffer_config;
 typedef Perfetto__Protos__TraceConfig__DataSource data_source;
 typedef Perfetto__Protos__DataSourceConfig ds_config;
 typedef Perfetto__Protos__FtraceConfig ftrace_config;
 typedef Perfetto__Protos__TraceConfig__TriggerConfig trigger_config;
+typedef Perfetto__Protos__PerfEventConfig perf_config;
 
 /* What the checks need to word their messages. */
 struct check {
@@ -395,6 +397,112 @@ static void check_stray(const struct check *k, size_t ds, const ds_config *dc)
 		warn(k, dc, "sys_stats_config", 0,
 		     "data_sources[%zu] \"%s\" has a sys_stats_config, which only \"linux.sys_stats\" reads; ignored",
 		     ds, n);
+	if (dc->perf_event_config && strcmp(n, DS_PERF))
+		warn(k, dc, "perf_event_config", 0,
+		     "data_sources[%zu] \"%s\" has a perf_event_config, which only \"linux.perf\" reads; ignored",
+		     ds, n);
+}
+
+/*
+ * linux.perf: pbtrace samples stacks on a tracepoint (docs/stacks.md), so
+ * timebase { tracepoint { name } } is required and a frequency or another
+ * counter is refused; user stacks are unwound by frame pointers.
+ */
+static int check_perf(const struct check *k, size_t ds, const ds_config *dc)
+{
+	const perf_config *pc = dc->perf_event_config;
+	const Perfetto__Protos__PerfEvents__Timebase *tb = pc->timebase;
+	const Perfetto__Protos__PerfEventConfig__CallstackSampling *cs =
+		pc->callstack_sampling;
+
+	if (!tb || !tb->tracepoint || !tb->tracepoint->name ||
+	    !tb->tracepoint->name[0])
+		return fail(k, dc, "perf_event_config", 0, -EINVAL,
+			    "data_sources[%zu] linux.perf has no timebase { tracepoint { name: \"group:name\" } }: pbtrace samples stacks on tracepoints only, e.g. tracepoint { name: \"syscalls:sys_enter_getppid\" }",
+			    ds);
+	if (tb->interval_case ==
+	    PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY)
+		return fail(k, tb, "frequency", 0, -EINVAL,
+			    "data_sources[%zu] linux.perf timebase.frequency: a tracepoint timebase counts hits; use period: N (a sample every Nth hit)",
+			    ds);
+	if (tb->interval_case ==
+	    PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_PERIOD &&
+	    tb->period > UINT32_MAX)
+		return fail(k, tb, "period", 0, -EINVAL,
+			    "data_sources[%zu] linux.perf timebase.period %llu is above %u",
+			    ds, (unsigned long long)tb->period, UINT32_MAX);
+	if (!cs)
+		return 0;
+	if (cs->user_frames == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_DWARF)
+		warn(k, cs, "user_frames", 0,
+		     "data_sources[%zu] linux.perf user_frames UNWIND_DWARF: pbtrace unwinds user stacks by frame pointers only; code built without them loses frames (docs/stacks.md)",
+		     ds);
+	if (cs->scope && (cs->scope->n_target_pid || cs->scope->n_target_cmdline))
+		warn(k, cs, "scope", 0,
+		     "data_sources[%zu] linux.perf callstack_sampling.scope is not implemented by pbtrace: every task that hits the tracepoint is sampled; use the tracepoint's filter (common_pid == N)",
+		     ds);
+	if (!cs->kernel_frames &&
+	    cs->user_frames == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_SKIP)
+		warn(k, cs, "kernel_frames", 0,
+		     "data_sources[%zu] linux.perf asks for no kernel frames and user_frames UNWIND_SKIP: its samples carry no stack",
+		     ds);
+	return 0;
+}
+
+/* PBTRACE_TP_* of a checked linux.perf source. */
+static uint32_t perf_flags(const perf_config *pc)
+{
+	const Perfetto__Protos__PerfEventConfig__CallstackSampling *cs =
+		pc->callstack_sampling;
+	uint32_t f = PBTRACE_TP_PERF_SAMPLE;
+
+	if (!cs)
+		return f;
+	if (cs->kernel_frames)
+		f |= PBTRACE_TP_KERNEL_STACK;
+	if (cs->user_frames != PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_SKIP)
+		f |= PBTRACE_TP_USER_STACK;
+	return f;
+}
+
+size_t pbt_config_perf_tps(const pbt_trace_config *tc, struct pbt_perf_tp *out,
+			   size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tc->n_data_sources; i++) {
+		const ds_config *dc = tc->data_sources[i]->config;
+		const perf_config *pc = dc ? dc->perf_event_config : NULL;
+		const Perfetto__Protos__PerfEvents__Timebase *tb;
+
+		if (!pc || !dc->name || strcmp(dc->name, DS_PERF) ||
+		    !pc->timebase || !pc->timebase->tracepoint)
+			continue;
+		tb = pc->timebase;
+		if (n < max)
+			out[n] = (struct pbt_perf_tp){
+				.event = tb->tracepoint->name,
+				.filter = tb->tracepoint->filter,
+				.period = tb->period ? (uint32_t)tb->period : 1,
+				.flags = perf_flags(pc),
+				.target_buffer = dc->target_buffer,
+			};
+		n++;
+	}
+	return n;
+}
+
+bool pbt_config_has_stacks(const pbt_trace_config *tc)
+{
+	struct pbt_perf_tp tp[PBTRACE_MAX_BUFFERS * 8];
+	size_t i, n = pbt_config_perf_tps(tc, tp, sizeof(tp) / sizeof(tp[0]));
+
+	if (n > sizeof(tp) / sizeof(tp[0]))
+		n = sizeof(tp) / sizeof(tp[0]);
+	for (i = 0; i < n; i++)
+		if (tp[i].flags & PBTRACE_TP_USER_STACK)
+			return true;
+	return false;
 }
 
 /*
@@ -499,10 +607,18 @@ static int check_data_sources(const struct check *k)
 				     "data_sources[%zu] linux.ftrace has no ftrace_config; it records nothing",
 				     i);
 			}
+		} else if (!strcmp(dc->name, DS_PERF)) {
+			if (!dc->perf_event_config)
+				return fail(k, dc, "name", 0, -EINVAL,
+					    "data_sources[%zu] linux.perf has no perf_event_config: add perf_event_config { timebase { tracepoint { name: \"group:name\" } } callstack_sampling { kernel_frames: true } }",
+					    i);
+			r = check_perf(k, i, dc);
+			if (r)
+				return r;
 		} else if (strcmp(dc->name, DS_PROCESS_STATS) &&
 			   strcmp(dc->name, DS_SYS_STATS)) {
 			warn(k, dc, "name", 0,
-			     "data_sources[%zu] \"%s\" is not implemented by pbtrace (it has linux.ftrace, linux.process_stats, linux.sys_stats); ignored",
+			     "data_sources[%zu] \"%s\" is not implemented by pbtrace (it has linux.ftrace, linux.perf, linux.process_stats, linux.sys_stats); ignored",
 			     i, dc->name);
 		}
 	}
@@ -1178,6 +1294,13 @@ static void flags_text(FILE *f, const struct pbt_config_flags *fl)
 		fputc('\n', f);
 	}
 	fprintf(f, "}\n");
+	for (i = 0; fl->stacks && i < fl->nr_events; i++) {
+		fprintf(f, "data_sources {\n  config {\n    name: \"linux.perf\"\n    target_buffer: 0\n    perf_event_config {\n      timebase {\n        period: 1\n        tracepoint {\n          name: ");
+		put_string(f, fl->events[i]);
+		fprintf(f, "\n        }\n      }\n      callstack_sampling {\n        kernel_frames: true\n%s      }\n    }\n  }\n}\n",
+			fl->stacks & PBTRACE_TP_USER_STACK ? "" :
+			"        user_frames: UNWIND_SKIP\n");
+	}
 	/* Names and tgids for the threads the events mention. */
 	fprintf(f, "data_sources {\n  config {\n    name: \"linux.process_stats\"\n    target_buffer: 0\n    process_stats_config {\n      scan_all_processes_on_start: true\n      record_thread_names: true\n    }\n  }\n}\n");
 	if (fl->all_machines)

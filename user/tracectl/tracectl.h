@@ -89,6 +89,7 @@ struct start_opts {
 	size_t nr_machines;
 	bool all_machines;
 	bool ring;			/* --ring: flight recorder, read at stop */
+	uint32_t stacks;		/* --stacks: PBTRACE_TP_*_STACK */
 	bool flags_given;		/* any of -e -b --fill --ring -t -p -m -A */
 };
 
@@ -104,7 +105,7 @@ struct session {
 	char error[PBTRACE_ERROR_MAX];	/* traced ended it early: why */
 };
 
-enum { OPT_FILL = 256, OPT_RING, OPT_WAIT, OPT_WATCH, OPT_HELP };
+enum { OPT_FILL = 256, OPT_RING, OPT_WAIT, OPT_WATCH, OPT_HELP, OPT_STACKS };
 
 struct progress {
 	uint64_t events, lost, bytes;

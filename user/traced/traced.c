@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -35,6 +36,7 @@
 #include "genl.h"
 #include "packets.h"
 #include "reader.h"
+#include "symbolize.h"
 #include "writer.h"
 
 #define NS_PER_MS 1000000ull
@@ -92,6 +94,7 @@ struct session {
 	struct buffer bufs[PBTRACE_MAX_BUFFERS];
 	int header_done, streaming, failed, full;
 	int reattached;		/* the file was started by an earlier traced */
+	int stacks;		/* a linux.perf source samples user stacks */
 	int closing;		/* final packets: the size reserve is theirs */
 	uint32_t duration_ms, write_period_ms, flush_period_ms, drain_period_ms;
 	uint32_t clock_period_ms;
@@ -706,6 +709,7 @@ static void read_config(struct session *s)
 	for (i = 0; i < c->n_data_sources; i++)
 		if (c->data_sources[i]->config)
 			read_data_source(s, c->data_sources[i]->config);
+	s->stacks = pbt_config_has_stacks(c);
 	/* Draining only moves chunks to the file: without write_into_file
 	 * the kernel buffer is the trace buffer until stop. */
 	if (!s->streaming)
@@ -878,6 +882,46 @@ static void write_machine_stats(struct session *s)
 	pbt_session_info_free(&in);
 }
 
+/* Names for the user frames of a file with stacks (symbolize.h), read
+ * back from the file. The binaries are opened as the session's owner: the
+ * file names no function of a binary its owner could not read. */
+static void write_symbols(struct session *s)
+{
+	struct pbt_sym_stats st;
+	struct owner_creds c;
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+	char err[512];
+	void *data;
+	int ret;
+
+	if (!s->stacks || s->failed || s->w.fd < 0 || !s->w.size)
+		return;
+	data = mmap(NULL, s->w.size, PROT_READ, MAP_SHARED, s->w.fd, 0);
+	if (data == MAP_FAILED) {
+		logmsg(LOG_WARNING, "session %u: reading %s back to name its user frames: %s; run 'tracectl symbolize %s'",
+		       s->id, s->w.path, strerror(errno), s->w.path);
+		return;
+	}
+	ret = be_owner(s, &c, err, sizeof(err));
+	if (!ret) {
+		ret = pbt_symbolize(data, s->w.size, &out, &out_len, &st, err,
+				    sizeof(err));
+		be_self(&c);
+	}
+	munmap(data, s->w.size);
+	if (ret) {
+		logmsg(LOG_WARNING, "session %u: naming user frames: %s; run 'tracectl symbolize %s'",
+		       s->id, err, s->w.path);
+		return;
+	}
+	if (out_len)
+		emit_bytes(s, out, out_len, 0);
+	free(out);
+	logmsg(LOG_INFO, "session %u (%s): %u of %u user frames named, in %u binaries (%u not readable)",
+	       s->id, s->name, st.named, st.frames, st.modules, st.unreadable);
+}
+
 /* Close the file with the packets that describe how the trace ended,
  * then free the kernel session (tracectl waits for that DESTROY). */
 static void finish(struct session *s, const char *why)
@@ -902,6 +946,7 @@ static void finish(struct session *s, const char *why)
 	write_clock(s);
 	write_kernel_stats(s, 1);
 	write_machine_stats(s);
+	write_symbols(s);
 	/* Last and largest: names processes that started during the trace;
 	 * dropped whole if the file limit leaves no room. */
 	write_process_tree(s);
