@@ -662,8 +662,7 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 		if (static_branch_unlikely(&pbt_test_stacks) &&
 		    id == PBT_EV_SYS_ENTER)
 			pbt_stack_sample(b, cpu, ts, NULL,
-					 PBTRACE_TP_KERNEL_STACK |
-					 PBTRACE_TP_USER_STACK, 1);
+					 READ_ONCE(pbt_test_stacks_flags), 1);
 	}
 	if (static_branch_unlikely(&pbt_fault_recurse))
 		pbt_emit_for(id, nr, also, encode, arg);	/* dropped and counted */

@@ -321,6 +321,7 @@ static inline bool pbt_event_compact(int id)
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);
 DECLARE_STATIC_KEY_FALSE(pbt_test_stacks);
+extern u32 pbt_test_stacks_flags;	/* main.c: PBTRACE_TP_*_STACK */
 
 /* device.c */
 int pbt_device_init(void);
