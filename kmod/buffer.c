@@ -454,18 +454,24 @@ static bool put_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 		       pbt_packet_fn fn, const void *arg)
 {
 	struct pb_buf *pb = &w->pb;
+	bool ok, room;
 	u8 *start, *len;
-	bool ok;
 
 	close_bundle(b, w, cpu);
 	start = pb->p;
-	pb->end -= PBT_BUNDLE_HEADERS;
+	/* Never below p: pb_room() compares end - p as unsigned. */
+	room = pb->end - pb->p >= PBT_BUNDLE_HEADERS;
+	if (room)
+		pb->end -= PBT_BUNDLE_HEADERS;
+	else
+		pb->overflow = true;
 	len = pb_nest_begin(pb, PB_TRACE_PACKET, PBT_OUTER_WIDTH);
 	pb_varint(pb, PB_TRACEPACKET_TRUSTED_PACKET_SEQUENCE_ID,
 		  b->seq_base + cpu);
-	ok = fn(pb, w->scratch, !w->interned, arg);
+	ok = !pb->overflow && fn(pb, w->scratch, !w->interned, arg);
 	pb_nest_end(pb, len, PBT_OUTER_WIDTH);
-	pb->end += PBT_BUNDLE_HEADERS;
+	if (room)
+		pb->end += PBT_BUNDLE_HEADERS;
 	if (!ok || pb->overflow) {
 		pb->p = start;
 		pb->overflow = false;
