@@ -30,6 +30,13 @@
  *                                   as run, for sh -c CMD and its children
  *                                   only: a pid filter that follows forks
  *   dp_record mmap                  the mapping cannot be made writable
+ *   dp_record tp FILE G/N,G/N CMD   any tracepoints (layouts from tracefs,
+ *                                   user/lib/tracefs.c) while sh -c CMD
+ *                                   runs, each through the generic path
+ *                                   (FtraceEvent field 65536 + i and its
+ *                                   descriptor), or with DP_TP_NATIVE=1
+ *                                   Perfetto's own field where it has one;
+ *                                   DP_TP_LEAVE=1 leaves it started
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +56,7 @@
 
 #include "genl.h"
 #include "reader.h"
+#include "tracefs.h"
 
 static void die(const char *fmt, const char *detail)
 {
@@ -753,6 +761,60 @@ static int cmd_follow(const char *file, char *events, const char *cmd)
 	return 0;
 }
 
+#define DP_MAX_TPS 16
+
+/* tp: record any tracepoints (comma separated) while sh -c CMD runs. */
+static int cmd_tp(const char *file, char *tps, const char *cmd)
+{
+	static struct pbt_tp_layout layouts[DP_MAX_TPS];
+	static struct pbt_tp_spec specs[DP_MAX_TPS];
+	struct pbt_buffer_spec b = {
+		.size_kb = 65536, .chunk_kb = 64,
+		.fill_policy = PBTRACE_FILL_RING_BUFFER, .tps = specs,
+	};
+	char group[PBTRACE_NAME_MAX], name[PBTRACE_NAME_MAX], err[256];
+	const char *chunk_kb = getenv("DP_CHUNK_KB");
+	bool native = getenv("DP_TP_NATIVE") != NULL;
+	struct rec rc = { 0 };
+	char *tok, *save;
+	int status, id;
+
+	if (chunk_kb)
+		b.chunk_kb = atoi(chunk_kb);
+	for (tok = strtok_r(tps, ",", &save); tok && b.nr_tps < DP_MAX_TPS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct pbt_tp_layout *l = &layouts[b.nr_tps];
+
+		if (pbt_tracefs_split(tok, group, name))
+			die("not group/name: %s", tok);
+		id = pbt_tracefs_layout(group, name, l, err, sizeof(err));
+		if (id < 0)
+			die("layout: %s", err);
+		l->proto_id = PBTRACE_TP_GENERIC_PROTO_BASE + b.nr_tps;
+		if (native)
+			pbt_tp_native_ids(l);
+		specs[b.nr_tps] = (struct pbt_tp_spec) {
+			.layout = l, .id = id, .flags = PBTRACE_TP_FTRACE,
+		};
+		printf("tp.%zu=%s/%s id=%d proto_id=%u fields=%u\n", b.nr_tps,
+		       group, name, id, l->proto_id, l->nr_fields);
+		b.nr_tps++;
+	}
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	session_new(&rc, &b);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	status = system(cmd);
+	printf("cmd_status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (getenv("DP_TP_LEAVE")) {	/* started, counters live: for rmmod */
+		printf("left=%u\n", rc.id);
+		return 0;
+	}
+	finish(&rc);
+	return 0;
+}
+
 /* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
 static int cmd_mmap(void)
 {
@@ -814,10 +876,13 @@ int main(int argc, char **argv)
 		return cmd_all(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "mmap"))
 		return cmd_mmap();
+	if (argc == 5 && !strcmp(argv[1], "tp"))
+		return cmd_tp(argv[2], argv[3], argv[4]);
 	fprintf(stderr,
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
 		"       stream FILE ring|discard K | two FILE_A FILE_B K |\n"
 		"       hotplug FILE K | all FILE CMD | reattach | leave |\n"
-		"       open | run FILE EVENTS CMD | follow FILE EVENTS CMD | mmap\n");
+		"       open | run FILE EVENTS CMD | follow FILE EVENTS CMD | mmap |\n"
+		"       tp FILE G/N,G/N CMD\n");
 	return 2;
 }
