@@ -470,11 +470,6 @@ too_large:
 	return false;
 }
 
-void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu)
-{
-	return b->scratch && cpu < b->nr_cpus ? b->w[cpu].scratch : NULL;
-}
-
 /*
  * Room kept for the bundle packet's headers behind a standalone packet:
  * record and bundle tags and lengths, sequence id, flags, cpu, lost_events.
@@ -488,7 +483,7 @@ void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu)
  * sealed at the closed bundle, for the caller to retry in a new one.
  */
 static bool put_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
-		       pbt_packet_fn fn, const void *arg)
+		       pbt_packet_fn fn, void *arg)
 {
 	struct pb_buf *pb = &w->pb;
 	bool ok, room;
@@ -505,7 +500,7 @@ static bool put_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 	len = pb_nest_begin(pb, PB_TRACE_PACKET, PBT_OUTER_WIDTH);
 	pb_varint(pb, PB_TRACEPACKET_TRUSTED_PACKET_SEQUENCE_ID,
 		  b->seq_base + cpu);
-	ok = !pb->overflow && fn(pb, w->scratch, !w->interned, arg);
+	ok = !pb->overflow && fn(pb, w->scratch, !w->interned, cpu, arg);
 	pb_nest_end(pb, len, PBT_OUTER_WIDTH);
 	if (room)
 		pb->end += PBT_BUNDLE_HEADERS;
@@ -530,26 +525,12 @@ static bool put_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 	return true;
 }
 
-/*
- * A standalone TracePacket (stack.c's PerfSample) amid this CPU's
- * FtraceEvents: the open bundle's packet is closed as at seal, @fn writes
- * the new packet's fields after its sequence id, and a new bundle packet
- * opens behind it. @fn gets this CPU's scratch and whether its packet is
- * the chunk's first to intern (it then forgets what it interned and sets
- * SEQ_INCREMENTAL_STATE_CLEARED): a chunk refers only to what it holds.
- * @fn returns false when its tables are full: the chunk is sealed and
- * @fn called again on a new one. Probe context, interrupts off.
- */
-bool pbt_buffer_packet(struct pbt_buffer *b, u32 cpu, pbt_packet_fn fn,
-		       const void *arg)
+/* pbt_buffer_packet() on this CPU's writer, the discipline taken. */
+static bool write_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
+			 pbt_packet_fn fn, void *arg)
 {
-	struct pbtrace_cpu_stats *st;
-	struct pbt_writer *w;
+	struct pbtrace_cpu_stats *st = &b->stats[cpu];
 
-	if (cpu >= b->nr_cpus || !b->scratch)
-		return false;
-	w = &b->w[cpu];
-	st = &b->stats[cpu];
 	fold_nmi(b, w, cpu);
 	if (!w->chunk && !open_chunk(b, w, cpu))
 		goto lost_full;
@@ -708,14 +689,16 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 		if (!ts)
 			ts = event_ts(id);
 		write_event(b, cpu, ts, pid, encode, arg, id);
-		if (static_branch_unlikely(&pbt_test_stacks) &&
-		    id == PBT_EV_SYS_ENTER)
-			pbt_stack_sample(b, cpu, ts, NULL,
-					 READ_ONCE(pbt_test_stacks_flags), 1);
 	}
 	if (static_branch_unlikely(&pbt_fault_recurse))
 		pbt_emit_for(id, nr, also, encode, arg);	/* dropped and counted */
 	*nesting = 0;
+	/* Test only (main.c): the sample takes the writer after the event. */
+	for (i = 0; static_branch_unlikely(&pbt_test_stacks) &&
+	     id == PBT_EV_SYS_ENTER && i < set->nr; i++)
+		if (wants(set->b[i], id, pid, also, nr))
+			pbt_stack_sample(set->b[i], NULL,
+					 READ_ONCE(pbt_test_stacks_flags), 1);
 out:
 	local_irq_restore(flags);
 }
@@ -821,6 +804,45 @@ void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size)
 	*nesting = 0;
 out:
 	local_irq_restore(flags);
+}
+
+/*
+ * A standalone TracePacket (stack.c's PerfSample) amid this CPU's
+ * FtraceEvents: the open bundle's packet is closed as at seal, @fn writes
+ * the new packet's fields after its sequence id, and a new bundle packet
+ * opens behind it. @fn gets this CPU's scratch and whether its packet is
+ * the chunk's first to intern (it then forgets what it interned and sets
+ * SEQ_INCREMENTAL_STATE_CLEARED): a chunk refers only to what it holds.
+ * @fn returns false when its tables are full: the chunk is sealed and
+ * @fn called again on a new one. From a probe, with pbt_emit_tp()'s
+ * discipline (interrupts off, NMIs and nesting counted, the pid filter).
+ */
+bool pbt_buffer_packet(struct pbt_buffer *b, pbt_packet_fn fn, void *arg)
+{
+	pid_t pid = current->pid;
+	struct pbt_writer *w;
+	unsigned long flags;
+	bool ok = false;
+	int *nesting;
+	u32 cpu;
+
+	local_irq_save(flags);
+	cpu = smp_processor_id();
+	if (!READ_ONCE(b->active) || cpu >= b->nr_cpus || !b->scratch ||
+	    !pid_wanted(b, pid, 0))
+		goto out;
+	w = &b->w[cpu];
+	nesting = this_cpu_ptr(&pbt_nesting);
+	if (unlikely(in_nmi() || *nesting)) {
+		atomic_inc(&w->nmi_lost);
+		goto out;
+	}
+	*nesting = 1;
+	ok = write_packet(b, w, cpu, fn, arg);
+	*nesting = 0;
+out:
+	local_irq_restore(flags);
+	return ok;
 }
 
 struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr)

@@ -235,20 +235,19 @@ bool pbt_buffer_has_sealed(struct pbt_buffer *b);
  */
 struct pb_buf;
 typedef bool (*pbt_packet_fn)(struct pb_buf *pb, void *scratch, bool cleared,
-			      const void *arg);
-bool pbt_buffer_packet(struct pbt_buffer *b, u32 cpu, pbt_packet_fn fn,
-		       const void *arg);
-void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu);	/* or NULL */
+			      u32 cpu, void *arg);
+bool pbt_buffer_packet(struct pbt_buffer *b, pbt_packet_fn fn, void *arg);
 
 /*
- * stack.c: a PerfSample with the current task's call stack into @b's
- * chunk on @cpu, from a tracepoint's perf handler (interrupts off, after
- * the event itself). @flags: PBTRACE_TP_KERNEL_STACK, _USER_STACK. A
- * buffer with stacks needs params.scratch_size = pbt_stack_scratch_size().
+ * stack.c: a PerfSample with the current task's call stack into @b on
+ * this CPU, from a tracepoint's perf handler (preemption off, after the
+ * event itself; @regs perf's, or NULL), standing for @count hits. @flags:
+ * PBTRACE_TP_KERNEL_STACK, _USER_STACK. A buffer with stacks needs
+ * params.scratch_size = pbt_stack_scratch_size().
  */
 struct pt_regs;
-void pbt_stack_sample(struct pbt_buffer *b, u32 cpu, u64 ts,
-		      struct pt_regs *regs, u32 flags, u32 period);
+void pbt_stack_sample(struct pbt_buffer *b, struct pt_regs *regs, u32 flags,
+		      u32 count);
 size_t pbt_stack_scratch_size(void);
 u64 pbt_stack_no_mapping(void);		/* samples whose mmap lock was busy */
 void pbt_stack_init(void);
@@ -355,6 +354,7 @@ struct pbt_tp {
 	 */
 	void *filter;
 	struct perf_event **events;		/* [nr_cpu_ids], NULL: none there */
+	atomic_t hits;				/* STACKS: towards the period */
 };
 
 int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,

@@ -73,8 +73,11 @@ struct pbt_stack_scratch {
 /* What one sample's packet needs beyond the scratch. */
 struct stk_sample {
 	struct pbt_stack_scratch *s;
+	struct pt_regs *regs;	/* perf's, or NULL */
+	u32 flags;		/* PBTRACE_TP_*_STACK */
+	bool captured;		/* into s: a retry in a new chunk reuses it */
 	u64 ts;
-	u32 cpu, period;
+	u32 cpu, count;
 	pid_t pid, tid;
 	struct mm_struct *mm;	/* mmap_lock read-held, or NULL */
 };
@@ -471,16 +474,52 @@ static void reset(struct pbt_stack_scratch *s)
 	memset(s->stacks, 0, sizeof(s->stacks));
 }
 
+/* The mmap lock for the user frames' mappings, or NULL (see stk_unlock). */
+static struct mm_struct *lock_mm(void)
+{
+	struct stk_unlock *u = this_cpu_ptr(&stk_unlock);
+	struct mm_struct *mm = current->mm;
+
+	/* PREEMPT_RT runs irq_work in a thread: no lock across to it. */
+	if (IS_ENABLED(CONFIG_PREEMPT_RT) || !mm ||
+	    irq_work_is_busy(&u->work) || !mmap_read_trylock(mm))
+		return NULL;
+	return mm;
+}
+
+/* The stacks, once, into this CPU's scratch (the writer is ours). */
+static void capture(struct stk_sample *smp, u32 cpu)
+{
+	struct pbt_stack_scratch *s = smp->s;
+
+	smp->captured = true;
+	smp->cpu = cpu;
+	smp->ts = ktime_get_boot_fast_ns();
+	s->nr_k = 0;
+	s->nr_u = 0;
+	if (smp->flags & PBTRACE_TP_KERNEL_STACK)
+		capture_kernel(s, smp->regs);
+	if (smp->flags & PBTRACE_TP_USER_STACK)
+		capture_user(s);
+	if (s->nr_u) {
+		smp->mm = lock_mm();
+		if (!smp->mm)
+			atomic64_inc(&stk_no_mapping);
+	}
+}
+
 /* pbt_buffer_packet()'s writer: interned_data, then the PerfSample. */
 static bool write_sample(struct pb_buf *pb, void *scratch, bool cleared,
-			 const void *arg)
+			 u32 cpu, void *arg)
 {
-	struct stk_sample *smp = (struct stk_sample *)arg;
+	struct stk_sample *smp = arg;
 	u8 *data, *start, *len;
 	bool full;
 	u32 cs;
 
 	smp->s = scratch;
+	if (!smp->captured)
+		capture(smp, cpu);
 	if (cleared)
 		reset(smp->s);
 	pb_varint(pb, PB_TRACEPACKET_TIMESTAMP, smp->ts);
@@ -504,22 +543,9 @@ static bool write_sample(struct pb_buf *pb, void *scratch, bool cleared,
 	if (cs)
 		pb_varint(pb, PB_PERFSAMPLE_CALLSTACK_IID, cs);
 	pb_varint(pb, PB_PERFSAMPLE_CPU_MODE, PB_PROFILING_CPUMODE_MODE_KERNEL);
-	pb_varint(pb, PB_PERFSAMPLE_TIMEBASE_COUNT, smp->period);
+	pb_varint(pb, PB_PERFSAMPLE_TIMEBASE_COUNT, smp->count);
 	pb_nest_end(pb, len, 1);
 	return true;
-}
-
-/* The mmap lock for the user frames' mappings, or NULL (see stk_unlock). */
-static struct mm_struct *lock_mm(void)
-{
-	struct stk_unlock *u = this_cpu_ptr(&stk_unlock);
-	struct mm_struct *mm = current->mm;
-
-	/* PREEMPT_RT runs irq_work in a thread: no lock across to it. */
-	if (IS_ENABLED(CONFIG_PREEMPT_RT) || !mm ||
-	    irq_work_is_busy(&u->work) || !mmap_read_trylock(mm))
-		return NULL;
-	return mm;
 }
 
 static void unlock_mm(struct mm_struct *mm)
@@ -535,33 +561,18 @@ static void unlock_mm(struct mm_struct *mm)
 }
 
 /*
- * A PerfSample of the current task into @b's chunk on @cpu: @flags
- * PBTRACE_TP_KERNEL_STACK and/or _USER_STACK, @regs the perf handler's.
- * Called from a tracepoint's perf handler with interrupts off, after the
- * event itself was written (the nesting guard is the caller's).
+ * A PerfSample of the current task into @b on this CPU (pbtrace.h): the
+ * stacks are taken inside pbt_buffer_packet(), which owns the writer and
+ * this CPU's scratch while they are. The caller keeps preemption off.
  */
-void pbt_stack_sample(struct pbt_buffer *b, u32 cpu, u64 ts,
-		      struct pt_regs *regs, u32 flags, u32 period)
+void pbt_stack_sample(struct pbt_buffer *b, struct pt_regs *regs, u32 flags,
+		      u32 count)
 {
-	struct pbt_stack_scratch *s = pbt_buffer_scratch(b, cpu);
 	struct stk_sample smp = {
-		.ts = ts, .cpu = cpu, .period = period ? period : 1,
+		.regs = regs, .flags = flags, .count = count ? count : 1,
 		.pid = current->tgid, .tid = current->pid,
 	};
 
-	if (!s)
-		return;
-	s->nr_k = 0;
-	s->nr_u = 0;
-	if (flags & PBTRACE_TP_KERNEL_STACK)
-		capture_kernel(s, regs);
-	if (flags & PBTRACE_TP_USER_STACK)
-		capture_user(s);
-	if (s->nr_u) {
-		smp.mm = lock_mm();
-		if (!smp.mm)
-			atomic64_inc(&stk_no_mapping);
-	}
-	pbt_buffer_packet(b, cpu, write_sample, &smp);
+	pbt_buffer_packet(b, write_sample, &smp);
 	unlock_mm(smp.mm);
 }
