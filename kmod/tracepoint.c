@@ -27,11 +27,17 @@
 #include "compat.h"
 #include "core/tp_encode.h"
 
-/* NLA_POLICY_MAX takes an s16 bound (6.1): nothing above 8192 here. */
+/*
+ * NLA_POLICY_MAX holds an s16: U16_MAX there is -1 and WARNs in
+ * nla_get_range_unsigned, so the u16 bound is a full range (not const:
+ * 6.1's nla_policy.range is not).
+ */
+static struct netlink_range_validation tpf_u16_range = { .max = U16_MAX };
+
 static const struct nla_policy tpf_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_TPF_NAME]		= { .type = NLA_NUL_STRING, .len = PBT_TPF_NAME_MAX - 1 },
-	[PBTRACE_A_TPF_OFFSET]		= NLA_POLICY_MAX(NLA_U32, PBT_TP_RECORD_MAX),
-	[PBTRACE_A_TPF_SIZE]		= NLA_POLICY_MAX(NLA_U32, PBT_TP_RECORD_MAX),
+	[PBTRACE_A_TPF_OFFSET]		= NLA_POLICY_FULL_RANGE(NLA_U32, &tpf_u16_range),
+	[PBTRACE_A_TPF_SIZE]		= NLA_POLICY_FULL_RANGE(NLA_U32, &tpf_u16_range),
 	[PBTRACE_A_TPF_KIND]		= NLA_POLICY_MAX(NLA_U32, U8_MAX),
 	[PBTRACE_A_TPF_SIGNED]		= { .type = NLA_FLAG },
 	[PBTRACE_A_TPF_ELEM_SIZE]	= NLA_POLICY_MAX(NLA_U32, 8),

@@ -158,6 +158,12 @@ says "relayed machines .* need CAP_SYS_ADMIN" "the refusal says why"
 expect 1 "a member cannot take more than group_max_kb" as $M2 $GID -- \
 	"$tracectl" start -n m2big -e sched/sched_switch -b 131072 -o "$W/m2/big.pftrace"
 says "group_max_kb" "the refusal names the limit"
+# A tracepoint pbtrace.ko has no encoder for needs its tracefs layout, and
+# tracefs is root's (0700): refused before the kernel is asked.
+expect 4 "a member cannot record a tracepoint without a native encoder" as $M2 $GID -- \
+	"$tracectl" start -n m2tp -e signal/signal_generate -o "$W/m2/tp.pftrace"
+says "signal_generate/format: Permission denied: tracefs is root's; run as root" \
+	"the refusal says tracefs is root's"
 
 # traced writes as the session's owner: a path the member cannot write
 # fails, even past tracectl's own check (session_cmd asks the kernel

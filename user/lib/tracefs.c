@@ -32,7 +32,8 @@ static bool has_events(const char *dir)
 	char p[4096];
 
 	snprintf(p, sizeof(p), "%s/available_events", dir);
-	return access(p, F_OK) == 0;
+	/* Mounted but root's (0700): reading it later says so. */
+	return access(p, F_OK) == 0 || errno == EACCES;
 }
 
 const char *pbt_tracefs_dir(char *err, size_t errlen)
@@ -42,8 +43,13 @@ const char *pbt_tracefs_dir(char *err, size_t errlen)
 	};
 	size_t i;
 
-	if (root_override)
+	if (root_override && has_events(root_override))
 		return root_override;
+	if (root_override) {
+		snprintf(err, errlen, "tracefs is not at %s (no available_events there)",
+			 root_override);
+		return NULL;
+	}
 	if (found_dir[0])
 		return found_dir;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
@@ -502,7 +508,7 @@ int pbt_tracefs_layout(const char *group, const char *name,
 	int r;
 
 	if (!dir)
-		return -ENOENT;
+		return -ENODEV;
 	if (!name_ok(group) || !name_ok(name)) {
 		snprintf(err, errlen, "\"%s/%s\" is not a tracepoint name (\"group/name\")",
 			 group, name);
@@ -546,7 +552,7 @@ int pbt_tracefs_list(int (*cb)(const char *group, const char *name, void *arg),
 	int r = 0;
 
 	if (!dir)
-		return -ENOENT;
+		return -ENODEV;
 	snprintf(path, sizeof(path), "%s/available_events", dir);
 	text = read_file(path, &len, err, errlen);
 	if (!text)

@@ -55,7 +55,8 @@ int pbt_tracefs_parse(const char *text, size_t len, const char *group,
 /*
  * Reads events/group/name/format and parses it as above. -ENOENT: this
  * kernel has no such tracepoint (err says so and points to
- * 'tracectl list-events'); other -errno with err for a person.
+ * 'tracectl list-events'); -ENODEV: no tracefs (err: how to mount it);
+ * other -errno with err for a person.
  */
 int pbt_tracefs_layout(const char *group, const char *name,
 		       struct pbt_tp_layout *l, char *err, size_t errlen);
@@ -63,7 +64,7 @@ int pbt_tracefs_layout(const char *group, const char *name,
 /*
  * Calls cb(group, name, arg) for each line of available_events, in the
  * file's order; a non-zero cb return stops the walk and is returned.
- * -errno with err when the file cannot be read.
+ * -errno with err when the file cannot be read (-ENODEV: no tracefs).
  */
 int pbt_tracefs_list(int (*cb)(const char *group, const char *name, void *arg),
 		     void *arg, char *err, size_t errlen);

@@ -64,6 +64,88 @@ static void add_compact(struct summary *s,
 	add_compact_ts(s, c->waking_timestamp, wk);
 }
 
+static int find_generic(struct summary *s, uint32_t field_id)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_generic; i++)
+		if (s->generic[i].field_id == field_id)
+			return (int)i;
+	if (s->nr_generic == SUMMARY_GENERIC)
+		return -1;
+	s->generic[s->nr_generic].field_id = field_id;
+	return (int)s->nr_generic++;
+}
+
+/* DescriptorProto.name (field 1), the event's name, from its bytes. */
+static void descriptor_name(const ProtobufCBinaryData *d, char *out, size_t len)
+{
+	size_t i = 0;
+
+	while (i < d->len) {
+		uint64_t key = 0, n = 0;
+		unsigned int shift = 0;
+
+		while (i < d->len && shift < 64) {
+			key |= (uint64_t)(d->data[i] & 0x7f) << shift;
+			shift += 7;
+			if (!(d->data[i++] & 0x80))
+				break;
+		}
+		if ((key & 7) != 2)	/* DescriptorProto: all length-delimited */
+			return;
+		for (shift = 0; i < d->len && shift < 64; shift += 7) {
+			n |= (uint64_t)(d->data[i] & 0x7f) << shift;
+			if (!(d->data[i++] & 0x80))
+				break;
+		}
+		if (n > d->len - i)
+			return;
+		if (key >> 3 == 1) {
+			snprintf(out, len, "%.*s", (int)n, (const char *)d->data + i);
+			return;
+		}
+		i += n;
+	}
+}
+
+static void add_descriptors(struct summary *s,
+			    const Perfetto__Protos__FtraceEventBundle *b)
+{
+	char name[PBTRACE_NAME_MAX] = "";
+	size_t i;
+	int g;
+
+	for (i = 0; i < b->n_generic_event_descriptors; i++) {
+		const Perfetto__Protos__FtraceEventBundle__GenericEventDescriptor *d =
+			b->generic_event_descriptors[i];
+
+		g = find_generic(s, (uint32_t)d->field_id);
+		if (g < 0 || s->generic[g].name[0] || !d->has_event_descriptor)
+			continue;
+		descriptor_name(&d->event_descriptor, name, sizeof(name));
+		snprintf(s->generic[g].name, sizeof(s->generic[g].name), "%s/%s",
+			 d->group_name ? d->group_name : "?", name);
+	}
+}
+
+/* An event trace.proto does not know: its field number, if generic. */
+static bool add_generic(struct summary *s, const Perfetto__Protos__FtraceEvent *e)
+{
+	size_t i;
+	int g;
+
+	for (i = 0; i < e->base.n_unknown_fields; i++) {
+		if (e->base.unknown_fields[i].tag < PBTRACE_TP_GENERIC_PROTO_BASE)
+			continue;
+		g = find_generic(s, e->base.unknown_fields[i].tag);
+		if (g >= 0)
+			s->generic[g].n++;
+		return g >= 0;
+	}
+	return false;
+}
+
 static void add_bundle(struct summary *s,
 		       const Perfetto__Protos__FtraceEventBundle *b)
 {
@@ -73,11 +155,12 @@ static void add_bundle(struct summary *s,
 		s->bundles_lost++;
 	if (b->compact_sched)
 		add_compact(s, b->compact_sched);
+	add_descriptors(s, b);
 	for (i = 0; i < b->n_event; i++) {
 		const Perfetto__Protos__FtraceEvent *e = b->event[i];
 
 		s->ftrace_events++;
-		if (e->event_case < 600)
+		if ((e->event_case || !add_generic(s, e)) && e->event_case < 600)
 			s->by_event[e->event_case]++;
 		if (e->has_timestamp && (!s->first_ts || e->timestamp < s->first_ts))
 			s->first_ts = e->timestamp;
@@ -184,6 +267,17 @@ static void print_event_counts(const struct summary *s)
 			&perfetto__protos__ftrace_event__descriptor, i);
 		printf("    %-24s %llu\n", f ? f->name : "?",
 		       (unsigned long long)s->by_event[i]);
+	}
+	for (i = 0; i < s->nr_generic; i++) {
+		if (!s->generic[i].n)
+			continue;
+		if (s->generic[i].name[0])
+			printf("    %-24s %llu\n", s->generic[i].name,
+			       (unsigned long long)s->generic[i].n);
+		else
+			printf("    generic field %-10u %llu\n",
+			       s->generic[i].field_id,
+			       (unsigned long long)s->generic[i].n);
 	}
 }
 

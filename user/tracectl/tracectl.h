@@ -34,6 +34,8 @@
 #include "config.h"
 #include "genl.h"
 #include "syscalls.h"
+#include "tracefs.h"
+#include "tracepoints.h"
 #include "trace.pb-c.h"
 #include "syscalls_view.h"
 
@@ -119,6 +121,8 @@ struct summary_machine {
 	uint64_t packets, ftrace_events;
 };
 
+#define SUMMARY_GENERIC 64
+
 struct summary {
 	struct summary_machine machines[SUMMARY_MACHINES];
 	size_t nr_machines;
@@ -126,6 +130,14 @@ struct summary {
 	uint64_t first_ts, last_ts;
 	uint64_t by_kind[8];		/* see kind_names */
 	uint64_t by_event[600];		/* FtraceEvent oneof field number */
+	/* Generic events (FtraceEvent fields >= 65536), named by the
+	 * bundles' generic_event_descriptors. */
+	struct {
+		uint32_t field_id;
+		char name[2 * PBTRACE_NAME_MAX];
+		uint64_t n;
+	} generic[SUMMARY_GENERIC];
+	size_t nr_generic;
 	size_t processes, threads;
 	char machine[64], release[64];
 	bool bad;
@@ -148,8 +160,7 @@ int parse_u32(const char *s, uint32_t *out);
 void fmt_bytes(char *buf, size_t len, double v);
 int collect_event(const char *name, int available, void *arg);
 int event_state(const struct event_list *l, const char *name);
-int check_events(const struct event_list *l,
-		 const struct pbt_session_spec *spec);
+int check_events(const struct event_list *l, struct pbt_session_spec *spec);
 int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
 		 char *found, size_t len);
 /* start.c */
