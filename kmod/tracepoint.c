@@ -229,7 +229,8 @@ static void start_work(struct work_struct *work)
 
 	cpus_read_lock();
 	for (i = 0; i < tw->nr && !tw->ret; i++)
-		if (tw->tps[i].p.flags & PBTRACE_TP_FTRACE)
+		if (tw->tps[i].p.flags &
+		    (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE))
 			tw->ret = start_one(&tw->tps[i]);
 	cpus_read_unlock();
 	if (tw->ret)
