@@ -1186,6 +1186,46 @@ long pbt_kernel_cpus(const char *possible)
 	return last >= 0 ? last + 1 : sysconf(_SC_NPROCESSORS_CONF);
 }
 
+/*
+ * Each linux.perf source into the kernel buffer of its target_buffer, for
+ * pbt_spec_resolve_events: the samples go into a buffer the kernel has,
+ * one a linux.ftrace source writes into.
+ */
+static int fill_samples(const pbt_trace_config *tc,
+			struct pbt_session_spec *spec, const uint32_t *which,
+			size_t n, char *err, size_t errlen)
+{
+	struct pbt_perf_tp tp[PBTRACE_MAX_BUFFERS * PBT_MAX_SAMPLES];
+	size_t i, k, nr = pbt_config_perf_tps(tc, tp, sizeof(tp) / sizeof(tp[0]));
+	struct pbt_buffer_spec *b;
+
+	if (nr > sizeof(tp) / sizeof(tp[0])) {
+		snprintf(err, errlen, "%zu linux.perf sources: pbtrace takes at most %zu",
+			 nr, sizeof(tp) / sizeof(tp[0]));
+		return -EINVAL;
+	}
+	for (i = 0; i < nr; i++) {
+		for (k = 0; k < n && which[k] != tp[i].target_buffer; k++)
+			;
+		if (k == n) {
+			snprintf(err, errlen, "linux.perf (%s) writes into buffers[%u], which no linux.ftrace source writes into: pbtrace's samples go into a kernel buffer; point its target_buffer at one",
+				 tp[i].event, tp[i].target_buffer);
+			return -EINVAL;
+		}
+		b = &spec->buffers[k];
+		if (b->nr_samples == PBT_MAX_SAMPLES) {
+			snprintf(err, errlen, "more than %d linux.perf sources write into buffers[%u]: pbtrace takes at most that many",
+				 PBT_MAX_SAMPLES, tp[i].target_buffer);
+			return -EINVAL;
+		}
+		b->samples[b->nr_samples++] = (struct pbt_sample_spec){
+			.event = tp[i].event, .filter = tp[i].filter,
+			.period = tp[i].period, .flags = tp[i].flags,
+		};
+	}
+	return 0;
+}
+
 int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		       uint32_t kbuf_to_cfg[PBTRACE_MAX_BUFFERS],
 		       unsigned int nr_cpus, char *err, size_t errlen)
@@ -1194,6 +1234,7 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 	uint32_t which[PBTRACE_MAX_BUFFERS];
 	size_t i, n = kernel_buffers(tc, which);
 	long cpus = nr_cpus ? (long)nr_cpus : pbt_kernel_cpus(NULL);
+	int r;
 
 	memset(spec, 0, sizeof(*spec));
 	for (i = 0; i < c->nr_notices; i++)	/* from an earlier call */
@@ -1212,7 +1253,6 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		const buffer_config *bc = tc->buffers[which[i]];
 		struct pbt_buffer_spec *b = &spec->buffers[i];
 		unsigned long need = 2UL * PBT_CHUNK_KB * (unsigned long)cpus;
-		int r;
 
 		buffer_size(c, bc, which[i], (unsigned long)cpus, &b->size_kb);
 		/* The kernel splits size_kb over the CPUs and each CPU needs
@@ -1232,6 +1272,9 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 			kbuf_to_cfg[i] = which[i];
 	}
 	spec->nr_buffers = n;
+	r = fill_samples(tc, spec, which, n, err, errlen);
+	if (r)
+		return r;
 	if (tc->unique_session_name)
 		snprintf(c->name, sizeof(c->name), "%s", tc->unique_session_name);
 	else if (!c->name[0])

@@ -871,6 +871,7 @@ static void test_perf(void)
 {
 	struct pbt_config_flags fl = { 0 };
 	static const char *const ev[] = { "syscalls/sys_enter_getppid" };
+	struct pbt_session_spec spec;
 	struct pbt_perf_tp tp[2];
 	struct pbt_config c;
 	char err[512] = "";
@@ -914,6 +915,24 @@ static void test_perf(void)
 	tap(!r && has_warning(&c, "frame pointers only"), "UNWIND_DWARF warns: frame pointers only");
 	if (!r)
 		pbt_config_free(&c);
+	r = perf_parse("data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+		       "  timebase { period: 2 tracepoint { name: \"syscalls:sys_enter_getppid\" } }\n"
+		       "  callstack_sampling { kernel_frames: true } } } }\n", &c, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && spec.nr_buffers == 1 && spec.buffers[0].nr_samples == 1 &&
+	    !strcmp(spec.buffers[0].samples[0].event, "syscalls:sys_enter_getppid") &&
+	    spec.buffers[0].samples[0].period == 2 &&
+	    spec.buffers[0].samples[0].flags == (PBTRACE_TP_PERF_SAMPLE | PBTRACE_TP_KERNEL_STACK | PBTRACE_TP_USER_STACK),
+	    "linux.perf: its sample request in the kernel buffer of its target_buffer (%s)", err);
+	if (!r)
+		pbt_config_free(&c);
+	r = perf_parse("buffers { size_kb: 1024 }\n"
+		       "data_sources { config { name: \"linux.perf\" target_buffer: 1 perf_event_config {\n"
+		       "  timebase { tracepoint { name: \"sched:sched_switch\" } } } } }\n", &c, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "no linux.ftrace source writes into"),
+	    "linux.perf into a buffer no linux.ftrace source has is refused: %s", err);
+	pbt_config_free(&c);
 	fl.events = ev;
 	fl.nr_events = 1;
 	fl.stacks = PBTRACE_TP_KERNEL_STACK;
