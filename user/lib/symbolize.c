@@ -311,13 +311,53 @@ out:
 	return ret;
 }
 
+void *pbt_file_bytes(int fd, size_t len, int *mapped)
+{
+	size_t got = 0;
+	uint8_t *p;
+	ssize_t n;
+
+	*mapped = 0;
+	if (!len) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p != MAP_FAILED) {
+		*mapped = 1;
+		return p;
+	}
+	p = malloc(len);
+	while (p && got < len) {
+		n = pread(fd, p + got, len - got, (off_t)got);
+		if (n <= 0) {
+			if (!n)
+				errno = EIO;	/* shorter than it said */
+			if (n < 0 && errno == EINTR)
+				continue;
+			free(p);
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	return p;
+}
+
+void pbt_file_bytes_free(void *p, size_t len, int mapped)
+{
+	if (mapped)
+		munmap(p, len);
+	else
+		free(p);
+}
+
 static int symbolize_module(struct symctx *c, struct module *m, uint8_t **out,
 			    size_t *out_len, struct pbt_sym_stats *st)
 {
+	int fd, ret, mapped;
 	struct stat sb;
 	void *elf;
 	size_t i, k;
-	int fd, ret;
 
 	qsort(m->pcs, m->n, sizeof(*m->pcs), cmp_u64);
 	for (i = k = 0; i < m->n; i++)
@@ -333,14 +373,14 @@ static int symbolize_module(struct symctx *c, struct module *m, uint8_t **out,
 		st->unreadable++;
 		return 0;
 	}
-	elf = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	elf = pbt_file_bytes(fd, (size_t)sb.st_size, &mapped);
 	close(fd);
-	if (elf == MAP_FAILED) {
+	if (!elf) {
 		st->unreadable++;
 		return 0;
 	}
 	ret = module_packet(c, m, elf, (size_t)sb.st_size, out, out_len, st);
-	munmap(elf, (size_t)sb.st_size);
+	pbt_file_bytes_free(elf, (size_t)sb.st_size, mapped);
 	return ret;
 }
 

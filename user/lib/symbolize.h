@@ -35,4 +35,12 @@ int pbt_symbolize(const uint8_t *data, size_t len, uint8_t **out,
 		  size_t *out_len, struct pbt_sym_stats *st, char *err,
 		  size_t errlen);
 
+/*
+ * The @len bytes of @fd from its start: mapped, or read where the file
+ * system cannot map (9p); NULL with errno set. Free with
+ * pbt_file_bytes_free(p, len, *mapped).
+ */
+void *pbt_file_bytes(int fd, size_t len, int *mapped);
+void pbt_file_bytes_free(void *p, size_t len, int mapped);
+
 #endif /* PBT_SYMBOLIZE_H */

@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "tracectl.h"
@@ -15,7 +14,7 @@
 #include "writer.h"
 
 /* FILE's bytes, mapped; NULL and a message if it cannot be read. */
-static void *map_file(const char *path, size_t *len)
+static void *map_file(const char *path, size_t *len, int *mapped)
 {
 	struct stat sb;
 	void *p;
@@ -29,9 +28,9 @@ static void *map_file(const char *path, size_t *len)
 		return NULL;
 	}
 	*len = (size_t)sb.st_size;
-	p = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	p = *len ? pbt_file_bytes(fd, *len, mapped) : NULL;
 	close(fd);
-	if (p == MAP_FAILED || !p) {
+	if (!p) {
 		errf("cannot read %s: %s", path, *len ? strerror(errno) : "empty file");
 		return NULL;
 	}
@@ -45,16 +44,16 @@ int cmd_symbolize(int argc, char **argv)
 	uint8_t *out = NULL;
 	size_t len, out_len;
 	char err[512];
+	int ret, mapped;
 	void *data;
-	int ret;
 
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error("symbolize wants exactly one FILE");
-	data = map_file(argv[1], &len);
+	data = map_file(argv[1], &len, &mapped);
 	if (!data)
 		return EXIT_FAIL;
 	ret = pbt_symbolize(data, len, &out, &out_len, &st, err, sizeof(err));
-	munmap(data, len);
+	pbt_file_bytes_free(data, len, mapped);
 	if (ret) {
 		errf("%s: %s", argv[1], err);
 		return EXIT_FAIL;

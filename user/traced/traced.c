@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -892,13 +891,13 @@ static void write_symbols(struct session *s)
 	uint8_t *out = NULL;
 	size_t out_len = 0;
 	char err[512];
+	int ret, mapped;
 	void *data;
-	int ret;
 
 	if (!s->stacks || s->failed || s->w.fd < 0 || !s->w.size)
 		return;
-	data = mmap(NULL, s->w.size, PROT_READ, MAP_SHARED, s->w.fd, 0);
-	if (data == MAP_FAILED) {
+	data = pbt_file_bytes(s->w.fd, s->w.size, &mapped);
+	if (!data) {
 		logmsg(LOG_WARNING, "session %u: reading %s back to name its user frames: %s; run 'tracectl symbolize %s'",
 		       s->id, s->w.path, strerror(errno), s->w.path);
 		return;
@@ -909,7 +908,7 @@ static void write_symbols(struct session *s)
 				    sizeof(err));
 		be_self(&c);
 	}
-	munmap(data, s->w.size);
+	pbt_file_bytes_free(data, s->w.size, mapped);
 	if (ret) {
 		logmsg(LOG_WARNING, "session %u: naming user frames: %s; run 'tracectl symbolize %s'",
 		       s->id, err, s->w.path);
