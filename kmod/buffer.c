@@ -693,12 +693,6 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 	if (static_branch_unlikely(&pbt_fault_recurse))
 		pbt_emit_for(id, nr, also, encode, arg);	/* dropped and counted */
 	*nesting = 0;
-	/* Test only (main.c): the sample takes the writer after the event. */
-	for (i = 0; static_branch_unlikely(&pbt_test_stacks) &&
-	     id == PBT_EV_SYS_ENTER && i < set->nr; i++)
-		if (wants(set->b[i], id, pid, also, nr))
-			pbt_stack_sample(set->b[i], NULL,
-					 READ_ONCE(pbt_test_stacks_flags), 1);
 out:
 	local_irq_restore(flags);
 }
@@ -1244,8 +1238,6 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	if (!p->full_sched)
 		b->cs = vzalloc(array_size(b->nr_cpus, sizeof(*b->cs)));
 	b->scratch_size = ALIGN(p->scratch_size, SMP_CACHE_BYTES);
-	if (static_branch_unlikely(&pbt_test_stacks))
-		b->scratch_size = ALIGN(pbt_stack_scratch_size(), SMP_CACHE_BYTES);
 	if (b->scratch_size)
 		b->scratch = vzalloc(array_size(b->nr_cpus, b->scratch_size));
 	if (!b->w || !b->rd || !b->ungot || (!p->full_sched && !b->cs) ||

@@ -46,47 +46,6 @@ static const struct kernel_param_ops fault_recurse_ops = {
 module_param_cb(fault_recurse, &fault_recurse_ops, NULL, 0600);
 MODULE_PARM_DESC(fault_recurse, "test only: re-enter the probe path from the writer (1 = on)");
 
-/*
- * Test only, until a tracepoint's perf handler calls pbt_stack_sample():
- * every raw_syscalls/sys_enter event a buffer writes is followed by a
- * stack sample, 1: kernel and user frames, 2: kernel frames only; buffers
- * created while it is on get the scratch. Off (0) normally; a static key
- * as fault_recurse.
- */
-DEFINE_STATIC_KEY_FALSE(pbt_test_stacks);
-u32 pbt_test_stacks_flags;
-
-static int test_stacks_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int mode;
-	int ret = kstrtouint(val, 0, &mode);
-
-	if (ret || mode > 2)
-		return ret ? ret : -EINVAL;
-	WRITE_ONCE(pbt_test_stacks_flags, !mode ? 0 : mode == 1 ?
-		   PBTRACE_TP_KERNEL_STACK | PBTRACE_TP_USER_STACK :
-		   PBTRACE_TP_KERNEL_STACK);
-	if (mode)
-		static_branch_enable(&pbt_test_stacks);
-	else
-		static_branch_disable(&pbt_test_stacks);
-	return 0;
-}
-
-static int test_stacks_get(char *buf, const struct kernel_param *kp)
-{
-	u32 f = READ_ONCE(pbt_test_stacks_flags);
-
-	return sysfs_emit(buf, "%d\n", !f ? 0 : f & PBTRACE_TP_USER_STACK ? 1 : 2);
-}
-
-static const struct kernel_param_ops test_stacks_ops = {
-	.set = test_stacks_set,
-	.get = test_stacks_get,
-};
-module_param_cb(test_stacks, &test_stacks_ops, NULL, 0600);
-MODULE_PARM_DESC(test_stacks, "test only: a stack sample after every sys_enter (1 = kernel and user frames, 2 = kernel only)");
-
 static int __init pbt_init(void)
 {
 	int ret;

@@ -372,8 +372,6 @@ void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size);
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);
-DECLARE_STATIC_KEY_FALSE(pbt_test_stacks);
-extern u32 pbt_test_stacks_flags;	/* main.c: PBTRACE_TP_*_STACK */
 
 /* device.c */
 int pbt_device_init(void);
