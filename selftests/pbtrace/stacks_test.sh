@@ -166,8 +166,32 @@ test_chunks() {
 	eq "$n" 0 "ring: no stackprofile_* error in stats (every iid resolves)"
 }
 
+# The short form: tracectl start -e EVENT --stacks (the event itself
+# recorded too, as a generic event, and a sample on each hit).
+test_cli() {
+	local f=$W/cli.pftrace want=$((NA + NC + 1)) n
+	tctl start -e syscalls/sys_enter_getppid --stacks -o "$f" -n stacks \
+		>"$W/start.log" 2>&1 || {
+		not_ok "tracectl start -e syscalls/sys_enter_getppid --stacks: $(tail -n 2 "$W/start.log")"; return; }
+	"$WORK" "$NA" "$NC" >"$W/work.out" &
+	WPID=$!
+	wait "$WPID"
+	tctl stop -n stacks --wait >"$W/stop.log" 2>&1 || {
+		not_ok "tracectl stop: $(tail -n 2 "$W/stop.log")"; return; }
+	decode "$f"
+	n=$(awk -v p="$WPID" '/^  perf_sample \{/ { s = 1 } s && $1 == "pid:" { if ($2 == p) c++; s = 0 } END { print c + 0 }' "$f.txt")
+	eq "$n" "$want" "--stacks, protoc: $want perf_sample packets"
+	if ! tp_available; then
+		ok "trace_processor checks # SKIP $TP_WHY"
+		return
+	fi
+	n=$(chains "$f" "$WPID" | grep -cE "[|,]main,a,b,entry_SYSCALL_64[a-z_]*,do_syscall_64,")
+	eq "$n" "$NA" "--stacks, trace_processor: $NA callstacks read main, a, b above the kernel frames"
+}
+
 test_user_and_kernel
 test_kernel_only
 test_chunks
+test_cli
 echo "1..$N"
 exit "${FAILED:-0}"
