@@ -76,6 +76,7 @@ struct pbt_writer {
 	bool started;		/* first chunk of the sequence was written */
 	bool refused;		/* chunks_discarded already counted for this gap */
 	bool switched;		/* the open chunk holds a sched_switch */
+	bool interned;		/* a packet of the open chunk interned data */
 	struct pb_buf pb;
 	struct pbt_compact *cs;	/* NULL: this buffer writes sched in full */
 	/* Tracepoints whose descriptor the open chunk carries, and its room. */
@@ -88,6 +89,7 @@ struct pbt_writer {
 	atomic_t flush_busy;	/* flush_csd queued and not yet done */
 	struct pbt_buffer *b;
 	u32 flushed_gen;	/* last flush generation done here */
+	void *scratch;		/* pbt_buffer_packet()'s writer's, or NULL */
 } ____cacheline_aligned_in_smp;
 
 struct pbt_buffer {
@@ -108,6 +110,8 @@ struct pbt_buffer {
 	unsigned long *followed;	/* follow_forks: PID_MAX_LIMIT bits */
 	unsigned long *syscalls;	/* NULL: every syscall; NR_syscalls bits */
 	struct pbt_compact *cs;		/* [nr_cpus], NULL: full sched events */
+	u8 *scratch;			/* [nr_cpus][scratch_size], or NULL */
+	u32 scratch_size;
 	struct pbt_tp *tps;		/* [nr_tps], tracepoint.c's counters */
 	u32 nr_tps;
 	unsigned long *tp_used;		/* every writer's bits, one block */
@@ -210,22 +214,11 @@ static int take_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 	return -1;
 }
 
-/* Start a chunk: Trace.packet record, TracePacket header, bundle header. */
-static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+/* The Trace.packet record of a chunk's (next) FtraceEventBundle. */
+static void open_bundle(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 {
-	int idx = take_chunk(b, w, cpu);
 	struct pb_buf *pb = &w->pb;
 
-	if (idx < 0)
-		return false;
-	w->cur = idx;
-	w->chunk = chunk_data(b, cpu * b->chunks_per_cpu + idx);
-	w->events = 0;
-	w->refused = false;
-	w->switched = false;
-	if (w->cs)
-		pbt_cs_reset(w->cs);
-	pb_init(pb, w->chunk, b->chunk_size);
 	w->packet_len = pb_nest_begin(pb, PB_TRACE_PACKET, PBT_OUTER_WIDTH);
 	pb_varint(pb, PB_TRACEPACKET_TRUSTED_PACKET_SEQUENCE_ID,
 		  b->seq_base + cpu);
@@ -241,6 +234,26 @@ static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 		pb_varint(pb, PB_FTRACEEVENTBUNDLE_LOST_EVENTS, 1);
 	w->lost = false;
 	w->started = true;
+}
+
+/* Start a chunk: Trace.packet record, TracePacket header, bundle header. */
+static bool open_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+{
+	int idx = take_chunk(b, w, cpu);
+	struct pb_buf *pb = &w->pb;
+
+	if (idx < 0)
+		return false;
+	w->cur = idx;
+	w->chunk = chunk_data(b, cpu * b->chunks_per_cpu + idx);
+	w->events = 0;
+	w->refused = false;
+	w->switched = false;
+	w->interned = false;
+	if (w->cs)
+		pbt_cs_reset(w->cs);
+	pb_init(pb, w->chunk, b->chunk_size);
+	open_bundle(b, w, cpu);
 	/*
 	 * The packet and bundle headers count as written: every byte of a
 	 * chunk a reader gets is in bytes_written (the lengths are reserved
@@ -290,17 +303,22 @@ static void append_descriptors(struct pbt_buffer *b, struct pbt_writer *w,
 	w->tp_reserved = 0;
 }
 
-/* Patch the lengths, publish the meta, then the state (release). */
-static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+/* End the open bundle's packet: what seal and a standalone packet do. */
+static void close_bundle(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 {
-	struct pbtrace_chunk_meta *m = chunk_meta(b, cpu, w->cur);
-
 	if (w->cs && w->cs->reserved)
 		append_compact(b, w, cpu);
 	if (w->tp_reserved)
 		append_descriptors(b, w, cpu);
 	pb_nest_end(&w->pb, w->bundle_len, PBT_OUTER_WIDTH);
 	pb_nest_end(&w->pb, w->packet_len, PBT_OUTER_WIDTH);
+}
+
+/* Publish the meta, then the state (release): the chunk is the reader's. */
+static void publish_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+{
+	struct pbtrace_chunk_meta *m = chunk_meta(b, cpu, w->cur);
+
 	WRITE_ONCE(m->used, pb_len(&w->pb, w->chunk));
 	WRITE_ONCE(m->events, w->events);
 	WRITE_ONCE(m->cpu, cpu);
@@ -312,6 +330,12 @@ static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 	w->chunk = NULL;
 	/* Never wake from probe context: the wait queue lock is not ours. */
 	irq_work_queue(&b->wake_work);
+}
+
+static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
+{
+	close_bundle(b, w, cpu);
+	publish_chunk(b, w, cpu);
 }
 
 /* One FtraceEvent into the open chunk; false (nothing written) if full. */
@@ -442,6 +466,89 @@ lost_full:
 	return false;
 too_large:
 	stat_add(&st->lost_too_large, 1);
+	w->lost = true;
+	return false;
+}
+
+/*
+ * Room kept for the bundle packet's headers behind a standalone packet:
+ * record and bundle tags and lengths, sequence id, flags, cpu, lost_events.
+ */
+#define PBT_BUNDLE_HEADERS 32
+
+/*
+ * @fn's packet after the closed bundle; true if it is in the chunk. On
+ * failure the chunk is as it was when it holds no event (an unwritten
+ * bundle's lengths are patched again at the next close); else it is
+ * sealed at the closed bundle, for the caller to retry in a new one.
+ */
+static bool put_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
+		       pbt_packet_fn fn, void *arg)
+{
+	struct pb_buf *pb = &w->pb;
+	bool ok, room;
+	u8 *start, *len;
+
+	close_bundle(b, w, cpu);
+	start = pb->p;
+	/* Never below p: pb_room() compares end - p as unsigned. */
+	room = pb->end - pb->p >= PBT_BUNDLE_HEADERS;
+	if (room)
+		pb->end -= PBT_BUNDLE_HEADERS;
+	else
+		pb->overflow = true;
+	len = pb_nest_begin(pb, PB_TRACE_PACKET, PBT_OUTER_WIDTH);
+	pb_varint(pb, PB_TRACEPACKET_TRUSTED_PACKET_SEQUENCE_ID,
+		  b->seq_base + cpu);
+	ok = !pb->overflow && fn(pb, w->scratch, !w->interned, cpu, arg);
+	pb_nest_end(pb, len, PBT_OUTER_WIDTH);
+	if (room)
+		pb->end += PBT_BUNDLE_HEADERS;
+	if (!ok || pb->overflow) {
+		pb->p = start;
+		pb->overflow = false;
+		/* What @fn interned is not in the chunk: it starts again. */
+		w->interned = false;
+		if (w->events)
+			publish_chunk(b, w, cpu);
+		return false;
+	}
+	w->interned = true;
+	/* The new bundle infers nothing from the closed one's sched events. */
+	w->switched = false;
+	if (w->cs)
+		pbt_cs_reset(w->cs);
+	open_bundle(b, w, cpu);
+	w->events++;
+	stat_add(&b->stats[cpu].events_written, 1);
+	stat_add(&b->stats[cpu].bytes_written, pb->p - start);
+	return true;
+}
+
+/* pbt_buffer_packet() on this CPU's writer, the discipline taken. */
+static bool write_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
+			 pbt_packet_fn fn, void *arg)
+{
+	struct pbtrace_cpu_stats *st = &b->stats[cpu];
+
+	fold_nmi(b, w, cpu);
+	if (!w->chunk && !open_chunk(b, w, cpu))
+		goto lost_full;
+	if (put_packet(b, w, cpu, fn, arg))
+		return true;
+	/* A packet that does not fit an empty chunk never will. */
+	if (w->chunk)
+		goto too_large;
+	if (!open_chunk(b, w, cpu))
+		goto lost_full;
+	if (put_packet(b, w, cpu, fn, arg))
+		return true;
+too_large:
+	stat_add(&st->lost_too_large, 1);
+	w->lost = true;
+	return false;
+lost_full:
+	stat_add(&st->lost_full, 1);
 	w->lost = true;
 	return false;
 }
@@ -691,6 +798,45 @@ void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size)
 	*nesting = 0;
 out:
 	local_irq_restore(flags);
+}
+
+/*
+ * A standalone TracePacket (stack.c's PerfSample) amid this CPU's
+ * FtraceEvents: the open bundle's packet is closed as at seal, @fn writes
+ * the new packet's fields after its sequence id, and a new bundle packet
+ * opens behind it. @fn gets this CPU's scratch and whether its packet is
+ * the chunk's first to intern (it then forgets what it interned and sets
+ * SEQ_INCREMENTAL_STATE_CLEARED): a chunk refers only to what it holds.
+ * @fn returns false when its tables are full: the chunk is sealed and
+ * @fn called again on a new one. From a probe, with pbt_emit_tp()'s
+ * discipline (interrupts off, NMIs and nesting counted, the pid filter).
+ */
+bool pbt_buffer_packet(struct pbt_buffer *b, pbt_packet_fn fn, void *arg)
+{
+	pid_t pid = current->pid;
+	struct pbt_writer *w;
+	unsigned long flags;
+	bool ok = false;
+	int *nesting;
+	u32 cpu;
+
+	local_irq_save(flags);
+	cpu = smp_processor_id();
+	if (!READ_ONCE(b->active) || cpu >= b->nr_cpus || !b->scratch ||
+	    !pid_wanted(b, pid, 0))
+		goto out;
+	w = &b->w[cpu];
+	nesting = this_cpu_ptr(&pbt_nesting);
+	if (unlikely(in_nmi() || *nesting)) {
+		atomic_inc(&w->nmi_lost);
+		goto out;
+	}
+	*nesting = 1;
+	ok = write_packet(b, w, cpu, fn, arg);
+	*nesting = 0;
+out:
+	local_irq_restore(flags);
+	return ok;
 }
 
 struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr)
@@ -1091,7 +1237,11 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	b->ungot = bitmap_zalloc(pbt_buffer_nr_chunks(b), GFP_KERNEL);
 	if (!p->full_sched)
 		b->cs = vzalloc(array_size(b->nr_cpus, sizeof(*b->cs)));
-	if (!b->w || !b->rd || !b->ungot || (!p->full_sched && !b->cs)) {
+	b->scratch_size = ALIGN(p->scratch_size, SMP_CACHE_BYTES);
+	if (b->scratch_size)
+		b->scratch = vzalloc(array_size(b->nr_cpus, b->scratch_size));
+	if (!b->w || !b->rd || !b->ungot || (!p->full_sched && !b->cs) ||
+	    (b->scratch_size && !b->scratch)) {
 		ret = -ENOMEM;
 		goto err;
 	}
@@ -1101,6 +1251,9 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
 		b->w[cpu].b = b;
 		b->w[cpu].cs = b->cs ? &b->cs[cpu] : NULL;
+		if (b->scratch)
+			b->w[cpu].scratch = b->scratch +
+					    (size_t)cpu * b->scratch_size;
 		INIT_CSD(&b->w[cpu].flush_csd, flush_csd_fn, &b->w[cpu]);
 		b->stats[cpu].cpu = cpu;
 		b->stats[cpu].online = cpu_online(cpu);
@@ -1113,6 +1266,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	return b;
 
 err:
+	vfree(b->scratch);
 	free_tps(b);
 	vfree(b->cs);
 	bitmap_free(b->ungot);
@@ -1141,6 +1295,7 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 	free_tps(b);
 	bitmap_free(b->syscalls);
 	bitmap_free(b->ungot);
+	vfree(b->scratch);
 	vfree(b->cs);
 	kfree(b->rd);
 	kfree(b->w);

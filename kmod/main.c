@@ -50,6 +50,7 @@ static int __init pbt_init(void)
 {
 	int ret;
 
+	pbt_stack_init();
 	ret = pbt_probes_init();
 	if (ret)
 		return ret;
@@ -98,6 +99,7 @@ static void __exit pbt_exit(void)
 	pbt_device_exit();
 	pbt_probes_exit();
 	pbt_buffers_exit();
+	pbt_stack_exit();	/* after the last probe: no sample queues more */
 }
 
 module_init(pbt_init);

@@ -89,6 +89,8 @@ struct pbt_buffer_params {
 	unsigned long *syscalls;
 	bool full_sched;			/* no CompactSched: every event in full */
 	bool follow_forks;			/* pid filter adds children */
+	/* Per-CPU bytes for pbt_buffer_packet()'s writer; 0: none. */
+	u32 scratch_size;
 	u32 nr_machines;			/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
 	/* Any tracepoint (PBTRACE_A_BUFFER_TRACEPOINTS): kvmalloc'd [nr_tps] */
@@ -228,6 +230,29 @@ int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
 bool pbt_buffer_has_sealed(struct pbt_buffer *b);
 /*
+ * A standalone TracePacket amid a CPU's FtraceEvents (buffer.c says how);
+ * @fn writes its fields into @pb with this CPU's scratch. Probe context.
+ */
+struct pb_buf;
+typedef bool (*pbt_packet_fn)(struct pb_buf *pb, void *scratch, bool cleared,
+			      u32 cpu, void *arg);
+bool pbt_buffer_packet(struct pbt_buffer *b, pbt_packet_fn fn, void *arg);
+
+/*
+ * stack.c: a PerfSample with the current task's call stack into @b on
+ * this CPU, from a tracepoint's perf handler (preemption off, after the
+ * event itself; @regs perf's, or NULL), standing for @count hits. @flags:
+ * PBTRACE_TP_KERNEL_STACK, _USER_STACK. A buffer with stacks needs
+ * params.scratch_size = pbt_stack_scratch_size().
+ */
+struct pt_regs;
+void pbt_stack_sample(struct pbt_buffer *b, struct pt_regs *regs, u32 flags,
+		      u32 count);
+size_t pbt_stack_scratch_size(void);
+u64 pbt_stack_no_mapping(void);		/* samples whose mmap lock was busy */
+void pbt_stack_init(void);
+void pbt_stack_exit(void);
+/*
  * Readers attached (under pbt_sessions_lock). A buffer SET_SESSION replaced
  * while readers hold it is retired: it stays until the last one detaches.
  */
@@ -329,6 +354,7 @@ struct pbt_tp {
 	 */
 	void *filter;
 	struct perf_event **events;		/* [nr_cpu_ids], NULL: none there */
+	atomic_t hits;				/* STACKS: towards the period */
 };
 
 int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,

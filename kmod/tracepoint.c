@@ -230,7 +230,8 @@ static void start_work(struct work_struct *work)
 
 	cpus_read_lock();
 	for (i = 0; i < tw->nr && !tw->ret; i++)
-		if (tw->tps[i].p.flags & PBTRACE_TP_FTRACE)
+		if (tw->tps[i].p.flags &
+		    (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE))
 			tw->ret = start_one(&tw->tps[i]);
 	cpus_read_unlock();
 	if (tw->ret)
@@ -244,6 +245,21 @@ static void run_in_kworker(struct tp_work *tw, work_func_t fn)
 	queue_work(system_unbound_wq, &tw->work);
 	flush_work(&tw->work);
 	destroy_work_on_stack(&tw->work);
+}
+
+/*
+ * A PerfSample every period-th hit (one counter for all CPUs: a period
+ * counts the tracepoint's hits, as perf's sample_period does per event),
+ * standing for that many; @regs are the tracepoint caller's
+ * (perf_fetch_caller_regs), or the task's user regs for syscalls' events.
+ */
+static void sample(struct pbt_tp *tp, struct pt_regs *regs)
+{
+	u32 period = tp->p.period ? tp->p.period : 1;
+
+	if (period > 1 && atomic_inc_return(&tp->hits) % period)
+		return;
+	pbt_stack_sample(tp->b, regs, tp->p.flags, period);
 }
 
 /*
@@ -267,11 +283,8 @@ static void tp_overflow(struct perf_event *event, struct perf_sample_data *data,
 	 */
 	if (tp->p.flags & PBTRACE_TP_FTRACE)
 		pbt_emit_tp(tp, raw->frag.data, raw->frag.size);
-	/*
-	 * STACKS: if (tp->p.flags & PBTRACE_TP_PERF_SAMPLE)
-	 * pbt_stack_sample(tp, regs); -- @regs are the tracepoint caller's
-	 * (perf_fetch_caller_regs), tp->p.period every Nth hit.
-	 */
+	if (tp->p.flags & PBTRACE_TP_PERF_SAMPLE)
+		sample(tp, regs);
 }
 
 /* Counters for every tracepoint of @b on every online CPU. */
@@ -321,13 +334,14 @@ static int unsupported(struct nlattr **tb, struct nlattr *attr,
 		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_FLAGS], "unknown tracepoint flags: PBTRACE_TP_* only");
 		return -EINVAL;
 	}
-	if (!(p->flags & PBTRACE_TP_FTRACE)) {
-		NL_SET_ERR_MSG_ATTR(extack, attr, "tracepoint needs PBTRACE_TP_FTRACE: PerfSample-only is not supported yet");
-		return -EOPNOTSUPP;
+	if (!(p->flags & (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE))) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_FLAGS], "tracepoint writes nothing: set PBTRACE_TP_FTRACE (the event) and/or PBTRACE_TP_PERF_SAMPLE (a stack sample)");
+		return -EINVAL;
 	}
-	if (p->flags & ~PBTRACE_TP_FTRACE) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_FLAGS], "PBTRACE_TP_PERF_SAMPLE and stacks are not supported by this module yet");
-		return -EOPNOTSUPP;
+	if ((p->flags & (PBTRACE_TP_KERNEL_STACK | PBTRACE_TP_USER_STACK)) &&
+	    !(p->flags & PBTRACE_TP_PERF_SAMPLE)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_FLAGS], "PBTRACE_TP_KERNEL_STACK/_USER_STACK go into a PerfSample: set PBTRACE_TP_PERF_SAMPLE too");
+		return -EINVAL;
 	}
 	if (tb[PBTRACE_A_TP_FILTER]) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_FILTER], "tracepoint filters are not supported by this module yet");
@@ -405,6 +419,9 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 		ret = parse_tp(attr, &bp->tps[bp->nr_tps], extack);
 		if (ret)
 			return ret;
+		/* stack.c's intern tables and capture, per CPU */
+		if (bp->tps[bp->nr_tps].flags & PBTRACE_TP_PERF_SAMPLE)
+			bp->scratch_size = pbt_stack_scratch_size();
 		bp->nr_tps++;
 	}
 	*session_total += n;

@@ -28,12 +28,14 @@
 #define DS_FTRACE "linux.ftrace"
 #define DS_PROCESS_STATS "linux.process_stats"
 #define DS_SYS_STATS "linux.sys_stats"
+#define DS_PERF "linux.perf"
 
 typedef Perfetto__Protos__TraceConfig__BufferConfig buffer_config;
 typedef Perfetto__Protos__TraceConfig__DataSource data_source;
 typedef Perfetto__Protos__DataSourceConfig ds_config;
 typedef Perfetto__Protos__FtraceConfig ftrace_config;
 typedef Perfetto__Protos__TraceConfig__TriggerConfig trigger_config;
+typedef Perfetto__Protos__PerfEventConfig perf_config;
 
 /* What the checks need to word their messages. */
 struct check {
@@ -397,6 +399,112 @@ static void check_stray(const struct check *k, size_t ds, const ds_config *dc)
 		warn(k, dc, "sys_stats_config", 0,
 		     "data_sources[%zu] \"%s\" has a sys_stats_config, which only \"linux.sys_stats\" reads; ignored",
 		     ds, n);
+	if (dc->perf_event_config && strcmp(n, DS_PERF))
+		warn(k, dc, "perf_event_config", 0,
+		     "data_sources[%zu] \"%s\" has a perf_event_config, which only \"linux.perf\" reads; ignored",
+		     ds, n);
+}
+
+/*
+ * linux.perf: pbtrace samples stacks on a tracepoint (docs/stacks.md), so
+ * timebase { tracepoint { name } } is required and a frequency or another
+ * counter is refused; user stacks are unwound by frame pointers.
+ */
+static int check_perf(const struct check *k, size_t ds, const ds_config *dc)
+{
+	const perf_config *pc = dc->perf_event_config;
+	const Perfetto__Protos__PerfEvents__Timebase *tb = pc->timebase;
+	const Perfetto__Protos__PerfEventConfig__CallstackSampling *cs =
+		pc->callstack_sampling;
+
+	if (!tb || !tb->tracepoint || !tb->tracepoint->name ||
+	    !tb->tracepoint->name[0])
+		return fail(k, dc, "perf_event_config", 0, -EINVAL,
+			    "data_sources[%zu] linux.perf has no timebase { tracepoint { name: \"group:name\" } }: pbtrace samples stacks on tracepoints only, e.g. tracepoint { name: \"syscalls:sys_enter_getppid\" }",
+			    ds);
+	if (tb->interval_case ==
+	    PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY)
+		return fail(k, tb, "frequency", 0, -EINVAL,
+			    "data_sources[%zu] linux.perf timebase.frequency: a tracepoint timebase counts hits; use period: N (a sample every Nth hit)",
+			    ds);
+	if (tb->interval_case ==
+	    PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_PERIOD &&
+	    tb->period > UINT32_MAX)
+		return fail(k, tb, "period", 0, -EINVAL,
+			    "data_sources[%zu] linux.perf timebase.period %llu is above %u",
+			    ds, (unsigned long long)tb->period, UINT32_MAX);
+	if (!cs)
+		return 0;
+	if (cs->user_frames == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_DWARF)
+		warn(k, cs, "user_frames", 0,
+		     "data_sources[%zu] linux.perf user_frames UNWIND_DWARF: pbtrace unwinds user stacks by frame pointers only; code built without them loses frames (docs/stacks.md)",
+		     ds);
+	if (cs->scope && (cs->scope->n_target_pid || cs->scope->n_target_cmdline))
+		warn(k, cs, "scope", 0,
+		     "data_sources[%zu] linux.perf callstack_sampling.scope is not implemented by pbtrace: every task that hits the tracepoint is sampled; use the tracepoint's filter (common_pid == N)",
+		     ds);
+	if (!cs->kernel_frames &&
+	    cs->user_frames == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_SKIP)
+		warn(k, cs, "kernel_frames", 0,
+		     "data_sources[%zu] linux.perf asks for no kernel frames and user_frames UNWIND_SKIP: its samples carry no stack",
+		     ds);
+	return 0;
+}
+
+/* PBTRACE_TP_* of a checked linux.perf source. */
+static uint32_t perf_flags(const perf_config *pc)
+{
+	const Perfetto__Protos__PerfEventConfig__CallstackSampling *cs =
+		pc->callstack_sampling;
+	uint32_t f = PBTRACE_TP_PERF_SAMPLE;
+
+	if (!cs)
+		return f;
+	if (cs->kernel_frames)
+		f |= PBTRACE_TP_KERNEL_STACK;
+	if (cs->user_frames != PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_SKIP)
+		f |= PBTRACE_TP_USER_STACK;
+	return f;
+}
+
+size_t pbt_config_perf_tps(const pbt_trace_config *tc, struct pbt_perf_tp *out,
+			   size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tc->n_data_sources; i++) {
+		const ds_config *dc = tc->data_sources[i]->config;
+		const perf_config *pc = dc ? dc->perf_event_config : NULL;
+		const Perfetto__Protos__PerfEvents__Timebase *tb;
+
+		if (!pc || !dc->name || strcmp(dc->name, DS_PERF) ||
+		    !pc->timebase || !pc->timebase->tracepoint)
+			continue;
+		tb = pc->timebase;
+		if (n < max)
+			out[n] = (struct pbt_perf_tp){
+				.event = tb->tracepoint->name,
+				.filter = tb->tracepoint->filter,
+				.period = tb->period ? (uint32_t)tb->period : 1,
+				.flags = perf_flags(pc),
+				.target_buffer = dc->target_buffer,
+			};
+		n++;
+	}
+	return n;
+}
+
+bool pbt_config_has_stacks(const pbt_trace_config *tc)
+{
+	struct pbt_perf_tp tp[PBTRACE_MAX_BUFFERS * 8];
+	size_t i, n = pbt_config_perf_tps(tc, tp, sizeof(tp) / sizeof(tp[0]));
+
+	if (n > sizeof(tp) / sizeof(tp[0]))
+		n = sizeof(tp) / sizeof(tp[0]);
+	for (i = 0; i < n; i++)
+		if (tp[i].flags & PBTRACE_TP_USER_STACK)
+			return true;
+	return false;
 }
 
 /*
@@ -501,10 +609,18 @@ static int check_data_sources(const struct check *k)
 				     "data_sources[%zu] linux.ftrace has no ftrace_config; it records nothing",
 				     i);
 			}
+		} else if (!strcmp(dc->name, DS_PERF)) {
+			if (!dc->perf_event_config)
+				return fail(k, dc, "name", 0, -EINVAL,
+					    "data_sources[%zu] linux.perf has no perf_event_config: add perf_event_config { timebase { tracepoint { name: \"group:name\" } } callstack_sampling { kernel_frames: true } }",
+					    i);
+			r = check_perf(k, i, dc);
+			if (r)
+				return r;
 		} else if (strcmp(dc->name, DS_PROCESS_STATS) &&
 			   strcmp(dc->name, DS_SYS_STATS)) {
 			warn(k, dc, "name", 0,
-			     "data_sources[%zu] \"%s\" is not implemented by pbtrace (it has linux.ftrace, linux.process_stats, linux.sys_stats); ignored",
+			     "data_sources[%zu] \"%s\" is not implemented by pbtrace (it has linux.ftrace, linux.perf, linux.process_stats, linux.sys_stats); ignored",
 			     i, dc->name);
 		}
 	}
@@ -1070,6 +1186,46 @@ long pbt_kernel_cpus(const char *possible)
 	return last >= 0 ? last + 1 : sysconf(_SC_NPROCESSORS_CONF);
 }
 
+/*
+ * Each linux.perf source into the kernel buffer of its target_buffer, for
+ * pbt_spec_resolve_events: the samples go into a buffer the kernel has,
+ * one a linux.ftrace source writes into.
+ */
+static int fill_samples(const pbt_trace_config *tc,
+			struct pbt_session_spec *spec, const uint32_t *which,
+			size_t n, char *err, size_t errlen)
+{
+	struct pbt_perf_tp tp[PBTRACE_MAX_BUFFERS * PBT_MAX_SAMPLES];
+	size_t i, k, nr = pbt_config_perf_tps(tc, tp, sizeof(tp) / sizeof(tp[0]));
+	struct pbt_buffer_spec *b;
+
+	if (nr > sizeof(tp) / sizeof(tp[0])) {
+		snprintf(err, errlen, "%zu linux.perf sources: pbtrace takes at most %zu",
+			 nr, sizeof(tp) / sizeof(tp[0]));
+		return -EINVAL;
+	}
+	for (i = 0; i < nr; i++) {
+		for (k = 0; k < n && which[k] != tp[i].target_buffer; k++)
+			;
+		if (k == n) {
+			snprintf(err, errlen, "linux.perf (%s) writes into buffers[%u], which no linux.ftrace source writes into: pbtrace's samples go into a kernel buffer; point its target_buffer at one",
+				 tp[i].event, tp[i].target_buffer);
+			return -EINVAL;
+		}
+		b = &spec->buffers[k];
+		if (b->nr_samples == PBT_MAX_SAMPLES) {
+			snprintf(err, errlen, "more than %d linux.perf sources write into buffers[%u]: pbtrace takes at most that many",
+				 PBT_MAX_SAMPLES, tp[i].target_buffer);
+			return -EINVAL;
+		}
+		b->samples[b->nr_samples++] = (struct pbt_sample_spec){
+			.event = tp[i].event, .filter = tp[i].filter,
+			.period = tp[i].period, .flags = tp[i].flags,
+		};
+	}
+	return 0;
+}
+
 int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		       uint32_t kbuf_to_cfg[PBTRACE_MAX_BUFFERS],
 		       unsigned int nr_cpus, char *err, size_t errlen)
@@ -1078,6 +1234,7 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 	uint32_t which[PBTRACE_MAX_BUFFERS];
 	size_t i, n = kernel_buffers(tc, which);
 	long cpus = nr_cpus ? (long)nr_cpus : pbt_kernel_cpus(NULL);
+	int r;
 
 	memset(spec, 0, sizeof(*spec));
 	for (i = 0; i < c->nr_notices; i++)	/* from an earlier call */
@@ -1096,7 +1253,6 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 		const buffer_config *bc = tc->buffers[which[i]];
 		struct pbt_buffer_spec *b = &spec->buffers[i];
 		unsigned long need = 2UL * PBT_CHUNK_KB * (unsigned long)cpus;
-		int r;
 
 		buffer_size(c, bc, which[i], (unsigned long)cpus, &b->size_kb);
 		/* The kernel splits size_kb over the CPUs and each CPU needs
@@ -1116,6 +1272,9 @@ int pbt_config_to_spec(struct pbt_config *c, struct pbt_session_spec *spec,
 			kbuf_to_cfg[i] = which[i];
 	}
 	spec->nr_buffers = n;
+	r = fill_samples(tc, spec, which, n, err, errlen);
+	if (r)
+		return r;
 	if (tc->unique_session_name)
 		snprintf(c->name, sizeof(c->name), "%s", tc->unique_session_name);
 	else if (!c->name[0])
@@ -1180,6 +1339,13 @@ static void flags_text(FILE *f, const struct pbt_config_flags *fl)
 		fputc('\n', f);
 	}
 	fprintf(f, "}\n");
+	for (i = 0; fl->stacks && i < fl->nr_events; i++) {
+		fprintf(f, "data_sources {\n  config {\n    name: \"linux.perf\"\n    target_buffer: 0\n    perf_event_config {\n      timebase {\n        period: 1\n        tracepoint {\n          name: ");
+		put_string(f, fl->events[i]);
+		fprintf(f, "\n        }\n      }\n      callstack_sampling {\n        kernel_frames: true\n%s      }\n    }\n  }\n}\n",
+			fl->stacks & PBTRACE_TP_USER_STACK ? "" :
+			"        user_frames: UNWIND_SKIP\n");
+	}
 	/* Names and tgids for the threads the events mention. */
 	fprintf(f, "data_sources {\n  config {\n    name: \"linux.process_stats\"\n    target_buffer: 0\n    process_stats_config {\n      scan_all_processes_on_start: true\n      record_thread_names: true\n    }\n  }\n}\n");
 	if (fl->all_machines)

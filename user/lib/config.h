@@ -104,6 +104,9 @@ struct pbt_config_flags {
 	size_t nr_pids;
 	uint32_t file_write_period_ms;	/* 0: write at stop; else stream */
 	bool all_machines;		/* trace_all_machines: true */
+	/* PBTRACE_TP_KERNEL_STACK (| _USER_STACK): a linux.perf source
+	 * sampling stacks on each event; 0: none. */
+	uint32_t stacks;
 	const char *const *machines;	/* the events' machine_name_filter */
 	size_t nr_machines;
 };
@@ -116,6 +119,26 @@ struct pbt_config_flags {
 int pbt_config_from_flags(const struct pbt_config_flags *f,
 			  struct pbt_config *c, char **text,
 			  char *err, size_t errlen);
+
+/*
+ * A linux.perf source of a checked config (docs/stacks.md): its
+ * tracepoint ("group:name" or "group/name", as written), filter (NULL:
+ * none), period (1: every hit) and PBTRACE_TP_* flags (PERF_SAMPLE, and
+ * KERNEL_STACK for kernel_frames, USER_STACK unless user_frames is
+ * UNWIND_SKIP), for a PBTRACE_A_TP in its target buffer. Returns how many
+ * the config has; the first @max are in @out.
+ */
+struct pbt_perf_tp {
+	const char *event;
+	const char *filter;
+	uint32_t period;
+	uint32_t flags;
+	uint32_t target_buffer;
+};
+size_t pbt_config_perf_tps(const pbt_trace_config *tc, struct pbt_perf_tp *out,
+			   size_t max);
+/* A linux.perf source samples user stacks: traced then names their frames. */
+bool pbt_config_has_stacks(const pbt_trace_config *tc);
 
 /* "ring", "ring_buffer", "discard" (any case) -> PBTRACE_FILL_*, or -1. */
 int pbt_fill_policy_from_name(const char *s);

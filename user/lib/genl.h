@@ -47,6 +47,19 @@ struct pbt_tp_spec {
 	uint32_t period;		/* PERF_SAMPLE every Nth; 0: not sent */
 };
 
+/*
+ * A linux.perf source's tracepoint in this buffer (config.c): resolving
+ * the events (tracepoints.h) puts its flags (PBTRACE_TP_PERF_SAMPLE and
+ * the stacks), period and filter on the tracepoint's PBTRACE_A_TP.
+ */
+#define PBT_MAX_SAMPLES 32
+struct pbt_sample_spec {
+	const char *event;		/* "group:name" or "group/name" */
+	const char *filter;		/* NULL: none */
+	uint32_t period;
+	uint32_t flags;			/* PBTRACE_TP_PERF_SAMPLE | _*_STACK */
+};
+
 struct pbt_buffer_spec {
 	uint32_t size_kb;		/* total over all CPUs */
 	uint32_t chunk_kb;		/* 0: kernel default (16) */
@@ -74,6 +87,9 @@ struct pbt_buffer_spec {
 	 * events may be empty. */
 	const struct pbt_tp_spec *tps;
 	size_t nr_tps;
+	/* STACKS: turned into tps' flags by pbt_spec_resolve_events. */
+	struct pbt_sample_spec samples[PBT_MAX_SAMPLES];
+	size_t nr_samples;
 	/* pbt_spec_resolve_events' memory (tracepoints.h): the tps, their
 	 * layouts and the native names events[] point to. */
 	void *resolved;

@@ -216,6 +216,48 @@ static int add_glob(struct ctx *c, struct out *o, const char *glob)
 	return r;
 }
 
+/*
+ * A linux.perf source's tracepoint: its flags, period and filter join the
+ * tracepoint's PBTRACE_A_TP, or one is added that only samples (a native
+ * event stays native: the perf counter samples, the probe writes it).
+ */
+static int add_sample(struct ctx *c, struct out *o,
+		      const struct pbt_sample_spec *sm)
+{
+	char g[PBTRACE_NAME_MAX], n[PBTRACE_NAME_MAX];
+	const struct pbt_tp_layout *l;
+	struct pbt_tp_spec *t;
+	int r;
+
+	if (pbt_event_is_glob(sm->event) || pbt_tracefs_split(sm->event, g, n)) {
+		snprintf(c->err, c->errlen, "linux.perf tracepoint '%s' is not \"group:name\" (one tracepoint, no glob); %s",
+			 sm->event, LIST_HINT);
+		return -EINVAL;
+	}
+	l = find_tp(o, g, n);
+	if (!l) {
+		r = add_tp(c, o, g, n);
+		if (r == -ENOENT)
+			snprintf(c->err, c->errlen, "unknown linux.perf tracepoint '%s': this kernel has no tracepoint %s/%s; %s",
+				 sm->event, g, n, LIST_HINT);
+		if (r)
+			return r;
+		o->tps[o->nr_tps - 1].flags = 0;
+		l = &o->layouts[o->nr_tps - 1];
+	}
+	t = &o->tps[l - o->layouts];
+	if (sm->filter && t->filter && strcmp(sm->filter, t->filter)) {
+		snprintf(c->err, c->errlen, "%s/%s has two filters (\"%s\", \"%s\"): the kernel keeps one per tracepoint and buffer; give both sources the same",
+			 g, n, t->filter, sm->filter);
+		return -EINVAL;
+	}
+	t->flags |= sm->flags;
+	t->period = sm->period;
+	if (sm->filter)
+		t->filter = sm->filter;
+	return 0;
+}
+
 static int resolve_buffer(struct ctx *c, const struct pbt_buffer_spec *b,
 			  struct out *o)
 {
@@ -236,6 +278,8 @@ static int resolve_buffer(struct ctx *c, const struct pbt_buffer_spec *b,
 			r = add_event(c, o, g, n, e);
 		}
 	}
+	for (i = 0; i < b->nr_samples && !r; i++)
+		r = add_sample(c, o, &b->samples[i]);
 	return r;
 }
 

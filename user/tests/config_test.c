@@ -861,6 +861,108 @@ static void test_detect_and_io(void)
 	pbt_config_free(&c);
 }
 
+/* linux.perf (docs/stacks.md): what becomes a PBTRACE_A_TP, what is refused. */
+static const char perf_head[] =
+	"buffers { size_kb: 1024 }\n"
+	"data_sources { config { name: \"linux.ftrace\" target_buffer: 0\n"
+	"  ftrace_config { ftrace_events: \"sched/sched_switch\" } } }\n";
+
+static int perf_parse(const char *tail, struct pbt_config *c, char *err,
+		      size_t errlen)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), "%s%s", perf_head, tail);
+	return pbt_config_parse(text, strlen(text), "p.pbtx", PBT_CONFIG_TEXT,
+				c, err, errlen);
+}
+
+static void test_perf(void)
+{
+	struct pbt_config_flags fl = { 0 };
+	static const char *const ev[] = { "syscalls/sys_enter_getppid" };
+	struct pbt_session_spec spec;
+	struct pbt_perf_tp tp[2];
+	struct pbt_config c;
+	char err[512] = "";
+	size_t n;
+	int r;
+
+	r = perf_parse("data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+		       "  timebase { period: 3 tracepoint { name: \"syscalls:sys_enter_getppid\" filter: \"common_pid == 1\" } }\n"
+		       "  callstack_sampling { kernel_frames: true } } } }\n", &c, err, sizeof(err));
+	n = r ? 0 : pbt_config_perf_tps(c.tc, tp, 2);
+	tap(!r && n == 1 && !strcmp(tp[0].event, "syscalls:sys_enter_getppid") &&
+	    tp[0].filter && !strcmp(tp[0].filter, "common_pid == 1") && tp[0].period == 3 &&
+	    tp[0].flags == (PBTRACE_TP_PERF_SAMPLE | PBTRACE_TP_KERNEL_STACK | PBTRACE_TP_USER_STACK) &&
+	    pbt_config_has_stacks(c.tc),
+	    "linux.perf: tracepoint, filter, period, kernel and user stacks (%s)", err);
+	if (!r)
+		pbt_config_free(&c);
+	r = perf_parse("data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+		       "  timebase { tracepoint { name: \"sched:sched_switch\" } }\n"
+		       "  callstack_sampling { kernel_frames: true user_frames: UNWIND_SKIP } } } }\n",
+		       &c, err, sizeof(err));
+	n = r ? 0 : pbt_config_perf_tps(c.tc, tp, 2);
+	tap(!r && n == 1 && tp[0].period == 1 &&
+	    tp[0].flags == (PBTRACE_TP_PERF_SAMPLE | PBTRACE_TP_KERNEL_STACK) &&
+	    !pbt_config_has_stacks(c.tc),
+	    "user_frames UNWIND_SKIP: kernel frames only, nothing for traced to name");
+	if (!r)
+		pbt_config_free(&c);
+	r = perf_parse("data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+		       "  timebase { frequency: 100 tracepoint { name: \"sched:sched_switch\" } } } } }\n",
+		       &c, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "p.pbtx:5:") && strstr(err, "use period"),
+	    "timebase.frequency refused at its line: %s", err);
+	r = perf_parse("data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+		       "  callstack_sampling { kernel_frames: true } } } }\n", &c, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "p.pbtx:4:") && strstr(err, "tracepoints only"),
+	    "no tracepoint timebase refused: %s", err);
+	r = perf_parse("data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+		       "  timebase { tracepoint { name: \"sched:sched_switch\" } }\n"
+		       "  callstack_sampling { user_frames: UNWIND_DWARF } } } }\n", &c, err, sizeof(err));
+	tap(!r && has_warning(&c, "frame pointers only"), "UNWIND_DWARF warns: frame pointers only");
+	if (!r)
+		pbt_config_free(&c);
+	r = perf_parse("data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+		       "  timebase { period: 2 tracepoint { name: \"syscalls:sys_enter_getppid\" } }\n"
+		       "  callstack_sampling { kernel_frames: true } } } }\n", &c, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(!r && spec.nr_buffers == 1 && spec.buffers[0].nr_samples == 1 &&
+	    !strcmp(spec.buffers[0].samples[0].event, "syscalls:sys_enter_getppid") &&
+	    spec.buffers[0].samples[0].period == 2 &&
+	    spec.buffers[0].samples[0].flags == (PBTRACE_TP_PERF_SAMPLE | PBTRACE_TP_KERNEL_STACK | PBTRACE_TP_USER_STACK),
+	    "linux.perf: its sample request in the kernel buffer of its target_buffer (%s)", err);
+	if (!r)
+		pbt_config_free(&c);
+	r = perf_parse("buffers { size_kb: 1024 }\n"
+		       "data_sources { config { name: \"linux.perf\" target_buffer: 1 perf_event_config {\n"
+		       "  timebase { tracepoint { name: \"sched:sched_switch\" } } } } }\n", &c, err, sizeof(err));
+	r = r ? r : pbt_config_to_spec(&c, &spec, NULL, 2, err, sizeof(err));
+	tap(r == -EINVAL && strstr(err, "no linux.ftrace source writes into"),
+	    "linux.perf into a buffer no linux.ftrace source has is refused: %s", err);
+	pbt_config_free(&c);
+	fl.events = ev;
+	fl.nr_events = 1;
+	fl.stacks = PBTRACE_TP_KERNEL_STACK;
+	err[0] = '\0';
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	n = r ? 0 : pbt_config_perf_tps(c.tc, tp, 2);
+	tap(!r && n == 1 && !strcmp(tp[0].event, ev[0]) &&
+	    tp[0].flags == (PBTRACE_TP_PERF_SAMPLE | PBTRACE_TP_KERNEL_STACK),
+	    "--stacks=kernel: one linux.perf source per -e, kernel frames only (%s)", err);
+	if (!r)
+		pbt_config_free(&c);
+	fl.stacks = PBTRACE_TP_KERNEL_STACK | PBTRACE_TP_USER_STACK;
+	r = pbt_config_from_flags(&fl, &c, NULL, err, sizeof(err));
+	n = r ? 0 : pbt_config_perf_tps(c.tc, tp, 2);
+	tap(!r && n == 1 && (tp[0].flags & PBTRACE_TP_USER_STACK) && pbt_config_has_stacks(c.tc),
+	    "--stacks: kernel and user frames (%s)", err);
+	if (!r)
+		pbt_config_free(&c);
+}
+
 int main(void)
 {
 	find_dirs("config_test");
@@ -879,6 +981,7 @@ int main(void)
 	test_machines();
 	test_machines_bad();
 	test_machines_binary();
+	test_perf();
 	printf("1..%d\n", nr_tests);
 	if (!nr_failed)
 		sh("rm -rf '%s'", tmp_dir);

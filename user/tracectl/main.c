@@ -19,7 +19,7 @@ void usage(FILE *f)
 "Commands:\n"
 "  start [-c CONFIG] [-e EVENT]... [-b SIZE_KB] [--fill ring|discard]\n"
 "        [--ring] [-t DURATION] [-o OUT] [-p PID]... [-n NAME] [-A]\n"
-"        [-m MACHINE]...\n"
+"        [-m MACHINE]... [--stacks[=kernel]]\n"
 "        Create and start a session; traced writes it to OUT, streaming:\n"
 "        chunks reach the file while tracing (flushed every second).\n"
 "        --ring: a flight recorder instead, the kernel buffer read at stop\n"
@@ -35,6 +35,9 @@ void usage(FILE *f)
 "        -A (--all-machines) records on this machine and every machine\n"
 "        relayed to it; -m NAME (--machine) on the named ones only\n"
 "        ('host' is this machine). Default: this machine only.\n"
+"        --stacks: a call stack (kernel and user frames; =kernel: kernel\n"
+"        only) on every -e event, as Perfetto PerfSample packets\n"
+"        (linux.perf); user frames named at the end (see symbolize).\n"
 "  reconfigure -n NAME [start's options]\n"
 "        Describe a session that has not started yet (one waiting for its\n"
 "        START_TRACING trigger) anew: events, buffers, output, config.\n"
@@ -69,6 +72,10 @@ void usage(FILE *f)
 "  report [-s] [--summary-only] [-e SYSCALLS] [--duration MS]\n"
 "        [--failure] [-p PID]... FILE\n"
 "        The same view of a recorded trace (one section per machine).\n"
+"  symbolize FILE\n"
+"        Name the user frames of FILE's stack samples from the binaries'\n"
+"        ELF symbols (Perfetto ModuleSymbols packets, appended); traced\n"
+"        does it when it finishes a file with stacks.\n"
 "  --help\n"
 "\n"
 "Exit status:\n"
@@ -104,6 +111,7 @@ int main(int argc, char **argv)
 		{ "list-events", cmd_list_events },
 		{ "trace", cmd_trace },
 		{ "report", cmd_report },
+		{ "symbolize", cmd_symbolize },
 	};
 	struct sigaction sa = { .sa_handler = on_sigint };
 	size_t i;

@@ -15,6 +15,7 @@ static const struct option start_options[] = {
 	{ "name", required_argument, NULL, 'n' },
 	{ "machine", required_argument, NULL, 'm' },
 	{ "all-machines", no_argument, NULL, 'A' },
+	{ "stacks", optional_argument, NULL, OPT_STACKS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,6 +66,12 @@ static int parse_start_opt(int c, struct start_opts *o)
 		break;
 	case 'A':
 		o->all_machines = true;
+		break;
+	case OPT_STACKS:
+		if (optarg && strcmp(optarg, "kernel"))
+			return usage_error("--stacks takes no value (kernel and user frames) or =kernel (kernel frames only), not '%s'", optarg);
+		o->stacks = PBTRACE_TP_KERNEL_STACK |
+			    (optarg ? 0 : PBTRACE_TP_USER_STACK);
 		break;
 	case 'n':
 		if (!*optarg || strlen(optarg) >= PBTRACE_NAME_MAX)
@@ -192,6 +199,7 @@ static int load_config(const struct start_opts *o, const struct event_list *l,
 		f.machines = o->machines;
 		f.nr_machines = o->nr_machines;
 		f.all_machines = o->all_machines;
+		f.stacks = o->stacks;
 		ret = pbt_config_from_flags(&f, &s->cfg, NULL, err, sizeof(err));
 	}
 	if (ret) {

@@ -91,6 +91,7 @@ struct start_opts {
 	size_t nr_machines;
 	bool all_machines;
 	bool ring;			/* --ring: flight recorder, read at stop */
+	uint32_t stacks;		/* --stacks: PBTRACE_TP_*_STACK */
 	bool flags_given;		/* any of -e -b --fill --ring -t -p -m -A */
 };
 
@@ -106,7 +107,7 @@ struct session {
 	char error[PBTRACE_ERROR_MAX];	/* traced ended it early: why */
 };
 
-enum { OPT_FILL = 256, OPT_RING, OPT_WAIT, OPT_WATCH, OPT_HELP };
+enum { OPT_FILL = 256, OPT_RING, OPT_WAIT, OPT_WATCH, OPT_HELP, OPT_STACKS };
 
 struct progress {
 	uint64_t events, lost, bytes;
@@ -207,5 +208,7 @@ int feed_file(struct sv_view *v, const char *path, int fd, uint64_t *off,
 int cmd_report(int argc, char **argv);
 /* trace.c */
 int cmd_trace(int argc, char **argv);
+/* symbolize.c */
+int cmd_symbolize(int argc, char **argv);
 
 #endif /* PBT_TRACECTL_H */

@@ -58,6 +58,7 @@ static void read_config(struct session *s)
 	for (i = 0; i < c->n_data_sources; i++)
 		if (c->data_sources[i]->config)
 			read_data_source(s, c->data_sources[i]->config);
+	s->stacks = pbt_config_has_stacks(c);
 	/* Draining only moves chunks to the file: without write_into_file
 	 * the kernel buffer is the trace buffer until stop. */
 	if (!s->streaming)
@@ -254,6 +255,7 @@ void finish_session(struct session *s, const char *why)
 	write_clock(s);
 	write_kernel_stats(s, 1);
 	write_machine_stats(s);
+	write_symbols(s);
 	/* Last and largest: names processes that started during the trace;
 	 * dropped whole if the file limit leaves no room. */
 	write_process_tree(s);

@@ -18,6 +18,7 @@
  *   buffers.c   kernel buffers and relayed machines' queues -> the file
  *   header.c    the packets traced writes itself at the start
  *   output.c    the file: writing records, opening it as the owner
+ *   symbols.c   names for the user frames of stack samples, at the end
  *   notify.c    the kernel's session notifications
  *   timers.c    periodic work and deadlines
  */
@@ -47,6 +48,7 @@
 #include "genl.h"
 #include "packets.h"
 #include "reader.h"
+#include "symbolize.h"
 #include "writer.h"
 
 #define NS_PER_MS 1000000ull
@@ -104,6 +106,7 @@ struct session {
 	struct buffer bufs[PBTRACE_MAX_BUFFERS];
 	int header_done, streaming, failed, full;
 	int reattached;		/* the file was started by an earlier traced */
+	int stacks;		/* a linux.perf source samples user stacks */
 	int closing;		/* final packets: the size reserve is theirs */
 	uint32_t duration_ms, write_period_ms, flush_period_ms, drain_period_ms;
 	uint32_t clock_period_ms;
@@ -182,6 +185,9 @@ void stop_session(struct session *s, const char *why);
 void adopt_id(uint32_t id, int fresh);
 int sync_sessions(int fresh);
 void on_trigger(struct session *s, const char *name);
+
+/* symbols.c */
+void write_symbols(struct session *s);
 
 /* notify.c */
 int read_notifications(void);
