@@ -40,6 +40,7 @@
 #include "compat.h"
 #include "core/pb.h"
 #include "core/compact.h"
+#include "core/tp_encode.h"
 #include "pbtrace_fields.h"
 
 /* Length prefixes reserved for packet and bundle (chunks up to 256 KiB). */
@@ -54,6 +55,13 @@
  */
 #define PBT_EVENT_WIDTH 1
 #define PBT_WIDE_EVENT_WIDTH 2
+/*
+ * Any tracepoint's message inside its FtraceEvent: up to 16383 bytes, as
+ * the event (records are at most 8 KiB; a layout that makes more of one
+ * loses the event as too large).
+ */
+#define PBT_TP_BODY_WIDTH 2
+#define PBT_TP_DESC_MAX 4096		/* 40 fields of 47-byte names: < 2600 */
 
 #define PBT_MAX_BUFFER_BYTES (1ULL << 30)
 #define PBT_MAX_ACTIVE (PBTRACE_MAX_SESSIONS * PBTRACE_MAX_BUFFERS)
@@ -70,6 +78,9 @@ struct pbt_writer {
 	bool switched;		/* the open chunk holds a sched_switch */
 	struct pb_buf pb;
 	struct pbt_compact *cs;	/* NULL: this buffer writes sched in full */
+	/* Tracepoints whose descriptor the open chunk carries, and its room. */
+	unsigned long *tp_used;	/* nr_tps bits, NULL without tracepoints */
+	u32 tp_reserved;
 	u8 *packet_len;		/* length prefixes patched at seal */
 	u8 *bundle_len;
 	atomic_t nmi_lost;	/* NMI/recursion drops not yet in the stats */
@@ -97,6 +108,9 @@ struct pbt_buffer {
 	unsigned long *followed;	/* follow_forks: PID_MAX_LIMIT bits */
 	unsigned long *syscalls;	/* NULL: every syscall; NR_syscalls bits */
 	struct pbt_compact *cs;		/* [nr_cpus], NULL: full sched events */
+	struct pbt_tp *tps;		/* [nr_tps], tracepoint.c's counters */
+	u32 nr_tps;
+	unsigned long *tp_used;		/* every writer's bits, one block */
 	atomic64_t seq;			/* seal order */
 	struct pbt_writer *w;		/* [nr_cpus] */
 	struct irq_work wake_work;
@@ -255,6 +269,27 @@ static void append_compact(struct pbt_buffer *b, struct pbt_writer *w,
 	cs->reserved = 0;
 }
 
+/*
+ * One GenericEventDescriptor per tracepoint kind the chunk used, into the
+ * room each took from the chunk's end when it was first written (as
+ * CompactSched's columns): a chunk describes its own events, so a chunk
+ * the ring overwrote takes no other chunk's descriptions with it.
+ */
+static void append_descriptors(struct pbt_buffer *b, struct pbt_writer *w,
+			       u32 cpu)
+{
+	u8 *start = w->pb.p;
+	u32 i;
+
+	w->pb.end += w->tp_reserved;
+	for_each_set_bit(i, w->tp_used, b->nr_tps)
+		pb_bytes(&w->pb, PB_FTRACEEVENTBUNDLE_GENERIC_EVENT_DESCRIPTORS,
+			 b->tps[i].desc, b->tps[i].desc_len);
+	stat_add(&b->stats[cpu].bytes_written, pb_len(&w->pb, start));
+	bitmap_zero(w->tp_used, b->nr_tps);
+	w->tp_reserved = 0;
+}
+
 /* Patch the lengths, publish the meta, then the state (release). */
 static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 {
@@ -262,6 +297,8 @@ static void seal_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 
 	if (w->cs && w->cs->reserved)
 		append_compact(b, w, cpu);
+	if (w->tp_reserved)
+		append_descriptors(b, w, cpu);
 	pb_nest_end(&w->pb, w->bundle_len, PBT_OUTER_WIDTH);
 	pb_nest_end(&w->pb, w->packet_len, PBT_OUTER_WIDTH);
 	WRITE_ONCE(m->used, pb_len(&w->pb, w->chunk));
@@ -449,18 +486,11 @@ static __always_inline bool followed(const struct pbt_buffer *b, pid_t pid)
  * @nr only matters for raw_syscalls (a number outside the table, e.g. -1
  * of a task not in a syscall, is never in a filter).
  */
-static __always_inline bool wants(const struct pbt_buffer *b, int id,
-				  pid_t pid, pid_t also, long nr)
+static __always_inline bool pid_wanted(const struct pbt_buffer *b, pid_t pid,
+				       pid_t also)
 {
 	u32 i;
 
-	if (!(b->events & BIT_ULL(id)))
-		return false;
-	if (unlikely(b->syscalls) &&
-	    (id == PBT_EV_SYS_ENTER || id == PBT_EV_SYS_EXIT ||
-	     id == PBT_EV_SYS_STRINGS) &&
-	    (nr < 0 || nr >= NR_syscalls || !test_bit(nr, b->syscalls)))
-		return false;
 	if (!b->nr_pids)
 		return true;
 	if (b->followed)
@@ -469,6 +499,19 @@ static __always_inline bool wants(const struct pbt_buffer *b, int id,
 		if (b->pids[i] == pid || b->pids[i] == also)
 			return true;
 	return false;
+}
+
+static __always_inline bool wants(const struct pbt_buffer *b, int id,
+				  pid_t pid, pid_t also, long nr)
+{
+	if (!(b->events & BIT_ULL(id)))
+		return false;
+	if (unlikely(b->syscalls) &&
+	    (id == PBT_EV_SYS_ENTER || id == PBT_EV_SYS_EXIT ||
+	     id == PBT_EV_SYS_STRINGS) &&
+	    (nr < 0 || nr >= NR_syscalls || !test_bit(nr, b->syscalls)))
+		return false;
+	return pid_wanted(b, pid, also);
 }
 
 static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
@@ -545,6 +588,115 @@ void pbt_emit_for(int id, long nr, pid_t also, pbt_encode_fn encode,
 	*nesting = 0;
 out:
 	local_irq_restore(flags);
+}
+
+struct pbt_tp_rec {
+	const struct pbt_tp *tp;
+	const void *rec;
+	u32 size;
+};
+
+/* The FtraceEvent's <proto_id> field: the record's fields, as laid out. */
+static void encode_tp(struct pb_buf *pb, const void *arg)
+{
+	const struct pbt_tp_rec *r = arg;
+	u8 *len;
+
+	len = pb_nest_begin(pb, r->tp->p.layout.proto_id, PBT_TP_BODY_WIDTH);
+	pbt_tp_encode(pb, &r->tp->p.layout, r->rec, r->size);
+	pb_nest_end(pb, len, PBT_TP_BODY_WIDTH);
+}
+
+/*
+ * The first event of a generic kind in a chunk takes room for its
+ * descriptor from the chunk's end; false if the chunk has no such room.
+ */
+static bool tp_described(struct pbt_writer *w, const struct pbt_tp *tp)
+{
+	u32 need;
+
+	if (!tp->desc || test_bit(tp->index, w->tp_used))
+		return true;
+	need = 1 + pb_varint_size(tp->desc_len) + tp->desc_len;
+	if (w->pb.end - w->pb.p < need)
+		return false;
+	w->pb.end -= need;
+	w->tp_reserved += need;
+	__set_bit(tp->index, w->tp_used);
+	return true;
+}
+
+/* As write_full(), with the descriptor's room taken in each chunk tried. */
+static void write_tp(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
+		     u64 ts, pid_t pid, const struct pbt_tp_rec *r)
+{
+	struct pbtrace_cpu_stats *st = &b->stats[cpu];
+	int tries;
+	u8 *start;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (!w->chunk && !open_chunk(b, w, cpu)) {
+			stat_add(&st->lost_full, 1);
+			w->lost = true;
+			return;
+		}
+		start = w->pb.p;
+		if (tp_described(w, r->tp) &&
+		    encode_width(&w->pb, ts, pid, encode_tp, r,
+				 PBT_WIDE_EVENT_WIDTH)) {
+			w->events++;
+			stat_add(&st->events_written, 1);
+			stat_add(&st->bytes_written, w->pb.p - start);
+			return;
+		}
+		/* An event that does not fit an empty chunk never will. */
+		if (!w->events)
+			break;
+		seal_chunk(b, w, cpu);
+	}
+	stat_add(&st->lost_too_large, 1);
+	w->lost = true;
+}
+
+/*
+ * A tracepoint's record into its one buffer, from its perf counter's
+ * overflow handler (tracepoint.c), with pbt_emit_for()'s discipline:
+ * interrupts off on this CPU's writer, NMIs and nesting counted, not
+ * written. The buffer's pid filter applies.
+ */
+void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size)
+{
+	struct pbt_tp_rec r = { .tp = tp, .rec = rec, .size = size };
+	struct pbt_buffer *b = tp->b;
+	pid_t pid = current->pid;
+	struct pbt_writer *w;
+	unsigned long flags;
+	int *nesting;
+	u32 cpu;
+
+	local_irq_save(flags);
+	cpu = smp_processor_id();
+	if (!READ_ONCE(b->active) || cpu >= b->nr_cpus ||
+	    !pid_wanted(b, pid, 0))
+		goto out;
+	w = &b->w[cpu];
+	nesting = this_cpu_ptr(&pbt_nesting);
+	if (unlikely(in_nmi() || *nesting)) {
+		atomic_inc(&w->nmi_lost);
+		goto out;
+	}
+	*nesting = 1;
+	fold_nmi(b, w, cpu);
+	write_tp(b, w, cpu, ktime_get_boot_fast_ns(), pid, &r);
+	*nesting = 0;
+out:
+	local_irq_restore(flags);
+}
+
+struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr)
+{
+	*nr = b->nr_tps;
+	return b->tps;
 }
 
 /*
@@ -734,6 +886,58 @@ void pbt_buffer_flush(struct pbt_buffer *b)
 	wake_up_interruptible(b->wq);
 }
 
+/*
+ * The buffer's own copy of its tracepoints, each generic one with its
+ * descriptor built once here, and a bit per tracepoint per writer.
+ */
+static int init_tps(struct pbt_buffer *b, const struct pbt_buffer_params *p)
+{
+	size_t longs = BITS_TO_LONGS(p->nr_tps);
+	struct pbt_tp *tp;
+	u8 *tmp;
+	u32 i;
+
+	if (!p->nr_tps)
+		return 0;
+	b->tps = kvcalloc(p->nr_tps, sizeof(*b->tps), GFP_KERNEL);
+	b->tp_used = kcalloc(array_size(b->nr_cpus, longs), sizeof(long),
+			     GFP_KERNEL);
+	tmp = kmalloc(PBT_TP_DESC_MAX, GFP_KERNEL);
+	if (!b->tps || !b->tp_used || !tmp)
+		goto nomem;
+	b->nr_tps = p->nr_tps;
+	for (i = 0; i < p->nr_tps; i++) {
+		tp = &b->tps[i];
+		tp->p = p->tps[i];
+		tp->b = b;
+		tp->index = i;
+		if (tp->p.layout.proto_id < PBTRACE_TP_GENERIC_PROTO_BASE)
+			continue;	/* Perfetto's own message: no descriptor */
+		tp->desc_len = pbt_tp_descriptor(&tp->p.layout, tmp,
+						 PBT_TP_DESC_MAX);
+		tp->desc = kmemdup(tmp, tp->desc_len, GFP_KERNEL);
+		if (!tp->desc_len || !tp->desc)
+			goto nomem;
+	}
+	for (i = 0; i < b->nr_cpus; i++)
+		b->w[i].tp_used = b->tp_used + i * longs;
+	kfree(tmp);
+	return 0;
+nomem:
+	kfree(tmp);
+	return -ENOMEM;
+}
+
+static void free_tps(struct pbt_buffer *b)
+{
+	u32 i;
+
+	for (i = 0; b->tps && i < b->nr_tps; i++)
+		kfree(b->tps[i].desc);
+	kvfree(b->tps);
+	kfree(b->tp_used);
+}
+
 static int check_params(const struct pbt_buffer_params *p, u32 *chunk_size)
 {
 	u32 kb = p->chunk_kb ? p->chunk_kb : 16;
@@ -891,6 +1095,9 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 		ret = -ENOMEM;
 		goto err;
 	}
+	ret = init_tps(b, p);
+	if (ret)
+		goto err;
 	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
 		b->w[cpu].b = b;
 		b->w[cpu].cs = b->cs ? &b->cs[cpu] : NULL;
@@ -906,6 +1113,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	return b;
 
 err:
+	free_tps(b);
 	vfree(b->cs);
 	bitmap_free(b->ungot);
 	kfree(b->rd);
@@ -930,6 +1138,7 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 	for (cpu = 0; cpu < b->nr_cpus; cpu++)
 		flush_csd_wait(&b->w[cpu]);
 	irq_work_sync(&b->wake_work);
+	free_tps(b);
 	bitmap_free(b->syscalls);
 	bitmap_free(b->ungot);
 	vfree(b->cs);

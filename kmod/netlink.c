@@ -73,6 +73,8 @@ static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_MACHINES]	= NLA_POLICY_NESTED(machine_name_policy),
 	[PBTRACE_A_BUFFER_FULL_SCHED]	= { .type = NLA_FLAG },
 	[PBTRACE_A_BUFFER_FOLLOW_FORKS]	= { .type = NLA_FLAG },
+	/* each PBTRACE_A_TP checked by tracepoint.c's policies */
+	[PBTRACE_A_BUFFER_TRACEPOINTS]	= { .type = NLA_NESTED },
 };
 
 static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
@@ -366,7 +368,7 @@ static int check_sizes(struct nlattr *attr, struct pbt_buffer_params *bp,
 }
 
 static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
-			struct netlink_ext_ack *extack)
+			u32 *nr_tps, struct netlink_ext_ack *extack)
 {
 	struct nlattr *tb[PBTRACE_A_MAX + 1];
 	int ret;
@@ -382,8 +384,9 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 		NL_SET_ERR_MSG(extack, "buffer needs size_kb");
 		return -EINVAL;
 	}
-	if (NL_REQ_ATTR_CHECK(extack, attr, tb, PBTRACE_A_BUFFER_EVENTS)) {
-		NL_SET_ERR_MSG(extack, "buffer needs events");
+	if (!tb[PBTRACE_A_BUFFER_TRACEPOINTS] &&
+	    NL_REQ_ATTR_CHECK(extack, attr, tb, PBTRACE_A_BUFFER_EVENTS)) {
+		NL_SET_ERR_MSG(extack, "buffer needs events or tracepoints");
 		return -EINVAL;
 	}
 	bp->size_kb = nla_get_u32(tb[PBTRACE_A_BUFFER_SIZE_KB]);
@@ -397,8 +400,11 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 	bp->full_sched = nla_get_flag(tb[PBTRACE_A_BUFFER_FULL_SCHED]);
 	bp->follow_forks = nla_get_flag(tb[PBTRACE_A_BUFFER_FOLLOW_FORKS]);
 	ret = check_sizes(attr, bp, extack);
-	if (!ret)
+	if (!ret && tb[PBTRACE_A_BUFFER_EVENTS])
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
+	if (!ret && tb[PBTRACE_A_BUFFER_TRACEPOINTS])
+		ret = pbt_tp_parse(tb[PBTRACE_A_BUFFER_TRACEPOINTS], bp, nr_tps,
+				   extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_PIDS])
 		ret = parse_pids(tb[PBTRACE_A_BUFFER_PIDS], bp, extack);
 	if (!ret && bp->follow_forks && !bp->nr_pids) {
@@ -418,13 +424,15 @@ static int parse_buffers(struct nlattr *nest, struct pbt_session_params *p,
 {
 	struct nlattr *attr;
 	int rem, ret;
+	u32 nr_tps = 0;
 
 	nla_for_each_nested(attr, nest, rem) {
 		if (p->nr_buffers == PBTRACE_MAX_BUFFERS) {
 			NL_SET_ERR_MSG_ATTR(extack, attr, "too many buffers: at most 4 per session");
 			return -E2BIG;
 		}
-		ret = parse_buffer(attr, &p->buffers[p->nr_buffers], extack);
+		ret = parse_buffer(attr, &p->buffers[p->nr_buffers], &nr_tps,
+				   extack);
 		if (ret)
 			return ret;
 		p->nr_buffers++;

@@ -9,6 +9,7 @@
  *   session.c   sessions: lifecycle, registry, which buffers want an event
  *   device.c    /dev/pbtrace: attach, mmap, GET/PUT_CHUNK, poll
  *   netlink.c   the "pbtrace" generic netlink family
+ *   tracepoint.c  any tracepoint by name: perf kernel counters, PBTRACE_A_TP
  *   core/       plain C shared with userspace: protobuf encoder (pb.h)
  */
 #ifndef _PBTRACE_H
@@ -72,6 +73,7 @@ bool pbt_probe_found(int id);			/* tracepoint exists (after init) */
 /* session.c */
 struct pbt_buffer;				/* buffer.c, opaque elsewhere */
 struct netlink_ext_ack;
+struct pbt_tp_params;				/* tracepoint.c's, below */
 
 struct pbt_buffer_params {
 	u32 size_kb;
@@ -89,6 +91,9 @@ struct pbt_buffer_params {
 	bool follow_forks;			/* pid filter adds children */
 	u32 nr_machines;			/* 0: this machine only */
 	char machines[PBTRACE_MAX_MACHINE_NAMES][PBTRACE_NAME_MAX];
+	/* Any tracepoint (PBTRACE_A_BUFFER_TRACEPOINTS): kvmalloc'd [nr_tps] */
+	u32 nr_tps;
+	struct pbt_tp_params *tps;
 };
 
 struct pbt_session_params {
@@ -291,6 +296,53 @@ static inline bool pbt_event_compact(int id)
 	BUILD_BUG_ON(PBT_EV_SCHED_SWITCH != 0 || PBT_EV_SCHED_WAKING != 1);
 	return (unsigned int)id <= PBT_EV_SCHED_WAKING;
 }
+
+/*
+ * tracepoint.c: any tracepoint by name (docs/generic-events.md). What
+ * netlink parsed from one PBTRACE_A_TP, copied into the buffer at create.
+ */
+#include "core/tp_layout.h"
+
+struct pbt_tp_params {
+	struct pbt_tp_layout layout;		/* group, name, proto_id, fields */
+	u32 id;					/* tracefs id, checked */
+	u32 flags;				/* PBTRACE_TP_* */
+	u32 period;				/* PERF_SAMPLE every Nth (STACKS) */
+};
+
+/*
+ * One tracepoint of one buffer while it exists: buffer.c owns the array
+ * (pbt_buffer_tps()), tracepoint.c its perf counters.
+ */
+struct perf_event;
+struct nlattr;
+struct pbt_tp {
+	struct pbt_tp_params p;
+	struct pbt_buffer *b;
+	u32 index;				/* in b's array: its bit per chunk */
+	u8 *desc;				/* GenericEventDescriptor; NULL: native */
+	u32 desc_len;
+	/*
+	 * FILTER: the compiled PBTRACE_A_TP_FILTER, NULL for none; the
+	 * handler (tracepoint.c, tp_overflow()) calls pbt_filter_match()
+	 * before anything is written.
+	 */
+	void *filter;
+	struct perf_event **events;		/* [nr_cpu_ids], NULL: none there */
+};
+
+int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
+		 u32 *session_total, struct netlink_ext_ack *extack);
+int pbt_tp_start(struct pbt_buffer *b);		/* counters; may sleep */
+void pbt_tp_stop(struct pbt_buffer *b);		/* release; caller syncs */
+
+/*
+ * buffer.c: the buffer's tracepoints, and the probe path for them: one
+ * record into @tp's buffer on this CPU (pid filter, loss counting and
+ * nesting as pbt_emit_for()). Called from tp_overflow() only.
+ */
+struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr);
+void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size);
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);

@@ -90,6 +90,9 @@ void pbt_params_free(struct pbt_session_params *p)
 	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
 		bitmap_free(p->buffers[i].syscalls);
 		p->buffers[i].syscalls = NULL;
+		kvfree(p->buffers[i].tps);
+		p->buffers[i].tps = NULL;
+		p->buffers[i].nr_tps = 0;
 	}
 }
 
@@ -102,8 +105,11 @@ static void take_params(struct pbt_session_params *dst,
 	*dst = *p;
 	p->output = NULL;
 	p->config = NULL;
-	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++)
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
 		p->buffers[i].syscalls = NULL;
+		p->buffers[i].tps = NULL;
+		p->buffers[i].nr_tps = 0;
+	}
 }
 
 static void session_release(struct kref *ref)
@@ -388,6 +394,32 @@ static void put_all_probes(struct pbt_session *s, unsigned int nr_buffers)
 		put_probes(local_events(&s->params.buffers[i]));
 }
 
+static void stop_tracepoints(struct pbt_session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->params.nr_buffers; i++)
+		pbt_tp_stop(s->buffers[i]);
+}
+
+/* Any tracepoint's counters, once its buffer is active (tracepoint.c). */
+static int start_tracepoints(struct pbt_session *s)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < s->params.nr_buffers; i++) {
+		if (!pbt_buffer_local(&s->params.buffers[i]))
+			continue;
+		ret = pbt_tp_start(s->buffers[i]);
+		if (ret) {
+			stop_tracepoints(s);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int start_locked(struct pbt_session *s)
 {
 	unsigned int i;
@@ -415,6 +447,11 @@ static int start_locked(struct pbt_session *s)
 		ret = get_probes(local_events(&s->params.buffers[i]));
 		if (ret)
 			goto err;
+	}
+	ret = start_tracepoints(s);
+	if (ret) {
+		i = s->params.nr_buffers;
+		goto err;
 	}
 	s->state = PBTRACE_STATE_STARTED;
 	pbt_remote_start(s->remote);
@@ -474,6 +511,8 @@ static int stop_locked(struct pbt_session *s)
 	for (i = 0; i < s->params.nr_buffers; i++)
 		pbt_buffer_deactivate(s->buffers[i]);
 	put_all_probes(s, s->params.nr_buffers);
+	stop_tracepoints(s);
+	/* No probe and no counter handler is inside a buffer after this. */
 	pbt_probes_sync();
 	s->stop_ns = ktime_get_boottime_ns();
 	s->state = PBTRACE_STATE_STOPPED;

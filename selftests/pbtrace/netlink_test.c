@@ -439,6 +439,160 @@ TEST_F(pbt, unknown_event_rejected)
 		TH_LOG("%s", pbt_nl_error(self->nl));
 }
 
+/* ---- any tracepoint (PBTRACE_A_BUFFER_TRACEPOINTS): bad inputs ---- */
+
+/* events/G/N/id from tracefs, or -1 (no tracefs, no such event). */
+static int tracefs_id(const char *event)
+{
+	static const char *const roots[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[256];
+	unsigned int i;
+	int id = -1;
+	FILE *f;
+
+	for (i = 0; i < 2 && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], event);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &id) != 1)
+			id = -1;
+		fclose(f);
+	}
+	return id;
+}
+
+static void tpf(struct pbt_tp_layout *l, const char *name, unsigned int off,
+		unsigned int size, unsigned int kind, unsigned int proto_id,
+		unsigned int type)
+{
+	struct pbt_tpf *f = &l->fields[l->nr_fields++];
+
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->offset = off;
+	f->size = size;
+	f->kind = kind;
+	f->is_signed = 1;
+	f->proto_id = proto_id;
+	f->proto_type = type;
+}
+
+/* signal/signal_generate by hand (sig at 8, as on 6.1 and 6.12). */
+static void tp_signal(struct pbt_tp_layout *l, struct pbt_tp_spec *t)
+{
+	memset(l, 0, sizeof(*l));
+	strcpy(l->group, "signal");
+	strcpy(l->name, "signal_generate");
+	l->proto_id = PBTRACE_TP_GENERIC_PROTO_BASE;
+	tpf(l, "common_pid", 4, 4, PBTRACE_TPF_INT, 0, 0);
+	tpf(l, "sig", 8, 4, PBTRACE_TPF_INT, 1, 3);
+	memset(t, 0, sizeof(*t));
+	t->layout = l;
+	t->id = tracefs_id("signal/signal_generate");
+	t->flags = PBTRACE_TP_FTRACE;
+}
+
+static int tp_session(struct pbt_nl *nl, const struct pbt_tp_spec *t,
+		      size_t n)
+{
+	struct pbt_session_spec s;
+	uint32_t id;
+
+	memset(&s, 0, sizeof(s));
+	s.name = "tp";
+	s.nr_buffers = 1;
+	s.buffers[0].size_kb = 1024;
+	s.buffers[0].tps = t;
+	s.buffers[0].nr_tps = n;
+	return pbt_nl_new_session(nl, &s, &id);
+}
+
+TEST_F(pbt, tracepoint_accepted)
+{
+	struct pbt_tp_layout l;
+	struct pbt_tp_spec t;
+
+	tp_signal(&l, &t);
+	ASSERT_GT(t.id, 0);
+	ASSERT_EQ(0, tp_session(self->nl, &t, 1))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+}
+
+TEST_F(pbt, tracepoint_wrong_id_rejected)
+{
+	struct pbt_tp_layout l;
+	struct pbt_tp_spec t;
+
+	tp_signal(&l, &t);
+	t.id = tracefs_id("sched/sched_switch");
+	ASSERT_GT(t.id, 0);
+	ASSERT_EQ(-EINVAL, tp_session(self->nl, &t, 1));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl),
+			       "signal/signal_generate: id"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "names another"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+	t.id = 0x7fffffff;
+	ASSERT_GT(0, tp_session(self->nl, &t, 1));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "no such tracepoint"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+}
+
+TEST_F(pbt, tracepoint_field_beyond_record_rejected)
+{
+	struct pbt_tp_layout l;
+	struct pbt_tp_spec t;
+
+	tp_signal(&l, &t);
+	l.fields[1].offset = 8190;
+	ASSERT_EQ(-EINVAL, tp_session(self->nl, &t, 1));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl),
+			       "field 1 (sig): offset + size beyond"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+}
+
+TEST_F(pbt, tracepoint_unknown_kind_rejected)
+{
+	struct pbt_tp_layout l;
+	struct pbt_tp_spec t;
+
+	tp_signal(&l, &t);
+	l.fields[1].kind = 99;
+	ASSERT_EQ(-EINVAL, tp_session(self->nl, &t, 1));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl),
+			       "field 1 (sig): unknown kind"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+}
+
+TEST_F(pbt, tracepoint_bad_name_rejected)
+{
+	struct pbt_tp_layout l;
+	struct pbt_tp_spec t;
+
+	tp_signal(&l, &t);
+	strcpy(l.group, "");
+	ASSERT_EQ(-EINVAL, tp_session(self->nl, &t, 1));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "\"group/name\""))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+}
+
+TEST_F(pbt, too_many_tracepoints_rejected)
+{
+	static struct pbt_tp_spec t[PBTRACE_MAX_TRACEPOINTS + 1];
+	struct pbt_tp_layout l;
+	size_t i;
+
+	tp_signal(&l, &t[0]);
+	l.nr_fields = 0;	/* small: 257 of them fit one message */
+	for (i = 1; i < PBTRACE_MAX_TRACEPOINTS + 1; i++)
+		t[i] = t[0];
+	ASSERT_EQ(-E2BIG, tp_session(self->nl, t, PBTRACE_MAX_TRACEPOINTS + 1));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "too many tracepoints"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+}
+
 TEST_F(pbt, buffer_smaller_than_chunks_rejected)
 {
 	struct pbt_session_spec s;

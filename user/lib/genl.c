@@ -284,6 +284,68 @@ static struct nlattr *nest_start(struct nl_msg *msg, int type)
 	return nla_nest_start(msg, NLA_F_NESTED | type);
 }
 
+static int put_tp_field(struct nl_msg *msg, const struct pbt_tpf *f)
+{
+	struct nlattr *nest = nest_start(msg, PBTRACE_A_TP_FIELD);
+
+	if (!nest || nla_put_string(msg, PBTRACE_A_TPF_NAME, f->name) ||
+	    nla_put_u32(msg, PBTRACE_A_TPF_OFFSET, f->offset) ||
+	    nla_put_u32(msg, PBTRACE_A_TPF_SIZE, f->size) ||
+	    nla_put_u32(msg, PBTRACE_A_TPF_KIND, f->kind) ||
+	    (f->is_signed && nla_put_flag(msg, PBTRACE_A_TPF_SIGNED)) ||
+	    (f->elem_size &&
+	     nla_put_u32(msg, PBTRACE_A_TPF_ELEM_SIZE, f->elem_size)) ||
+	    nla_put_u32(msg, PBTRACE_A_TPF_PROTO_ID, f->proto_id) ||
+	    nla_put_u32(msg, PBTRACE_A_TPF_PROTO_TYPE, f->proto_type))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int put_tp(struct nl_msg *msg, const struct pbt_tp_spec *t)
+{
+	const struct pbt_tp_layout *l = t->layout;
+	struct nlattr *tp, *fields;
+	char name[2 * PBTRACE_NAME_MAX + 1];
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s/%s", l->group, l->name);
+	tp = nest_start(msg, PBTRACE_A_TP);
+	if (!tp || nla_put_string(msg, PBTRACE_A_TP_NAME, name) ||
+	    nla_put_u32(msg, PBTRACE_A_TP_ID, t->id) ||
+	    nla_put_u32(msg, PBTRACE_A_TP_FLAGS, t->flags) ||
+	    nla_put_u32(msg, PBTRACE_A_TP_PROTO_ID, l->proto_id) ||
+	    (t->filter && nla_put_string(msg, PBTRACE_A_TP_FILTER, t->filter)) ||
+	    (t->period && nla_put_u32(msg, PBTRACE_A_TP_PERIOD, t->period)))
+		return -EMSGSIZE;
+	fields = nest_start(msg, PBTRACE_A_TP_FIELDS);
+	if (!fields)
+		return -EMSGSIZE;
+	for (i = 0; i < l->nr_fields && i < PBTRACE_TP_MAX_FIELDS; i++)
+		if (put_tp_field(msg, &l->fields[i]))
+			return -EMSGSIZE;
+	nla_nest_end(msg, fields);
+	nla_nest_end(msg, tp);
+	return 0;
+}
+
+static int put_tps(struct nl_msg *msg, const struct pbt_buffer_spec *b)
+{
+	struct nlattr *list;
+	size_t i;
+
+	if (!b->nr_tps)
+		return 0;
+	list = nest_start(msg, PBTRACE_A_BUFFER_TRACEPOINTS);
+	if (!list)
+		return -EMSGSIZE;
+	for (i = 0; i < b->nr_tps; i++)
+		if (put_tp(msg, &b->tps[i]))
+			return -EMSGSIZE;
+	nla_nest_end(msg, list);
+	return 0;
+}
+
 static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 {
 	struct nlattr *buf, *list;
@@ -298,13 +360,19 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 	    (b->follow_forks &&
 	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)))
 		return -EMSGSIZE;
-	list = nest_start(msg, PBTRACE_A_BUFFER_EVENTS);
-	if (!list)
-		return -EMSGSIZE;
-	for (i = 0; i < b->nr_events && i < PBT_MAX_EVENTS; i++)
-		if (nla_put_string(msg, PBTRACE_A_EVENT_NAME, b->events[i]))
+	/* Without events a buffer of tracepoints leaves the list out. */
+	if (b->nr_events || !b->nr_tps) {
+		list = nest_start(msg, PBTRACE_A_BUFFER_EVENTS);
+		if (!list)
 			return -EMSGSIZE;
-	nla_nest_end(msg, list);
+		for (i = 0; i < b->nr_events && i < PBT_MAX_EVENTS; i++)
+			if (nla_put_string(msg, PBTRACE_A_EVENT_NAME,
+					   b->events[i]))
+				return -EMSGSIZE;
+		nla_nest_end(msg, list);
+	}
+	if (put_tps(msg, b))
+		return -EMSGSIZE;
 	if (b->nr_pids) {
 		list = nest_start(msg, PBTRACE_A_BUFFER_PIDS);
 		if (!list)
@@ -335,6 +403,17 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 	}
 	nla_nest_end(msg, buf);
 	return 0;
+}
+
+/* Room the tracepoints take: a nest may hold at most 64 KiB anyway. */
+static size_t tps_size(const struct pbt_session_spec *s)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < s->nr_buffers && i < PBTRACE_MAX_BUFFERS; i++)
+		for (j = 0; j < s->buffers[i].nr_tps; j++)
+			n += 256 + 128 * s->buffers[i].tps[j].layout->nr_fields;
+	return n;
 }
 
 int pbt_nl_put_session(struct nl_msg *msg, const struct pbt_session_spec *s)
@@ -379,7 +458,7 @@ static struct nl_msg *session_msg(struct pbt_nl *nl, int cmd, uint32_t id,
 		*ret = -EMSGSIZE;
 		return NULL;
 	}
-	msg = new_msg(nl, cmd, 0, s->config_len + 65536);
+	msg = new_msg(nl, cmd, 0, s->config_len + 65536 + tps_size(s));
 	if (!msg || (cmd == PBTRACE_CMD_SET_SESSION &&
 		     nla_put_u32(msg, PBTRACE_A_SESSION_ID, id))) {
 		nlmsg_free(msg);

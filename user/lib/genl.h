@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/pbtrace.h>
+#include "tp_layout.h"		/* kmod/core: struct pbt_tp_layout */
 
 #define PBT_MAX_EVENTS 32
 
@@ -33,6 +34,18 @@ struct pbt_nl;
 struct pbt_nl *pbt_nl_open(char *err, size_t errlen);
 void pbt_nl_close(struct pbt_nl *nl);
 const char *pbt_nl_error(struct pbt_nl *nl);
+
+/*
+ * One PBTRACE_A_TP: any tracepoint, its layout as tracefs describes it
+ * (user/lib/tracefs.c fills it), written as layout->proto_id.
+ */
+struct pbt_tp_spec {
+	const struct pbt_tp_layout *layout;	/* group, name, proto_id, fields */
+	uint32_t id;			/* tracefs events/G/N/id */
+	uint32_t flags;			/* PBTRACE_TP_* */
+	const char *filter;		/* ftrace filter syntax; NULL: none */
+	uint32_t period;		/* PERF_SAMPLE every Nth; 0: not sent */
+};
 
 struct pbt_buffer_spec {
 	uint32_t size_kb;		/* total over all CPUs */
@@ -57,6 +70,10 @@ struct pbt_buffer_spec {
 	/* PBTRACE_A_BUFFER_FOLLOW_FORKS: the pid filter takes in every
 	 * thread and process its threads create (sent only if set). */
 	bool follow_forks;
+	/* PBTRACE_A_BUFFER_TRACEPOINTS (sent only if any); with some,
+	 * events may be empty. */
+	const struct pbt_tp_spec *tps;
+	size_t nr_tps;
 };
 
 struct pbt_session_spec {
