@@ -271,16 +271,18 @@ static bool is_name_char(char ch)
 	return isalnum((unsigned char)ch) || ch == '_';
 }
 
-/* "group/name" with [A-Za-z0-9_] on both sides, as tracefs names them. */
+/* "group/name" (or "group:name", as perf writes it) with [A-Za-z0-9_]
+ * on both sides, as tracefs names them, or a glob over those names
+ * ("tcp/\*", "sched/sched_wak*"): tracepoints.c expands it. */
 static bool event_name_ok(const char *s)
 {
-	const char *slash = strchr(s, '/');
+	size_t sep = strcspn(s, "/:");
 	const char *p;
 
-	if (!slash || slash == s || !slash[1] || strlen(s) >= PBTRACE_NAME_MAX)
+	if (!s[sep] || !sep || !s[sep + 1] || strlen(s) >= PBTRACE_NAME_MAX)
 		return false;
 	for (p = s; *p; p++)
-		if (p != slash && !is_name_char(*p))
+		if (p != s + sep && !is_name_char(*p) && !strchr("*?[]!", *p))
 			return false;
 	return true;
 }
@@ -320,7 +322,7 @@ static int check_ftrace(const struct check *k, size_t ds, const ftrace_config *f
 
 		if (!event_name_ok(e))
 			return fail(k, fc, "ftrace_events", i, -EINVAL,
-				    "data_sources[%zu] ftrace_events[%zu] \"%s\" is not \"group/name\": write it as e.g. \"sched/sched_switch\" ('tracectl list-events' lists them; wildcards are not supported)",
+				    "data_sources[%zu] ftrace_events[%zu] \"%s\" is not \"group/name\": write it as e.g. \"sched/sched_switch\", or a glob such as \"tcp/*\" ('tracectl list-events' lists them)",
 				    ds, i, e);
 	}
 	if (fc->n_tids_to_trace > PBTRACE_MAX_PIDS)

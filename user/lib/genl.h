@@ -74,6 +74,9 @@ struct pbt_buffer_spec {
 	 * events may be empty. */
 	const struct pbt_tp_spec *tps;
 	size_t nr_tps;
+	/* pbt_spec_resolve_events' memory (tracepoints.h): the tps, their
+	 * layouts and the native names events[] point to. */
+	void *resolved;
 };
 
 struct pbt_session_spec {

@@ -14,10 +14,11 @@
 
 #include "tap.h"
 #include "tracefs.h"
+#include "tracepoints.h"
 
 #define FIX "tests/fixtures"
 
-static const char *const kernels[] = { "tracefs-6.1" };
+static const char *const kernels[] = { "tracefs-6.1", "tracefs-6.12" };
 
 static const struct pbt_tpf *field(const struct pbt_tp_layout *l, const char *n)
 {
@@ -308,6 +309,116 @@ static void test_names(void)
 	}
 }
 
+/* What LIST_EVENTS would say: a few native events, one the module knows
+ * but the kernel lacks. */
+static int native(const char *name, void *arg)
+{
+	static const char *const yes[] = {
+		"sched/sched_switch", "raw_syscalls/sys_enter", "raw_syscalls/sys_exit",
+	};
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcmp(yes[i], name))
+			return 1;
+	return strcmp(name, "power/gone") ? -1 : 0;
+}
+
+static const struct pbt_tp_spec *tp(const struct pbt_buffer_spec *b, const char *n)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr_tps; i++)
+		if (!strcmp(b->tps[i].layout->name, n))
+			return &b->tps[i];
+	return NULL;
+}
+
+static bool has(const struct pbt_buffer_spec *b, const char *e)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr_events; i++)
+		if (!strcmp(b->events[i], e))
+			return true;
+	return false;
+}
+
+static int resolve(struct pbt_session_spec *s, const char *const *ev, size_t n,
+		   char *err, size_t len)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->nr_buffers = 2;
+	for (i = 0; i < n; i++)
+		s->buffers[0].events[s->buffers[0].nr_events++] = ev[i];
+	s->buffers[1].events[s->buffers[1].nr_events++] = "signal/signal_generate";
+	return pbt_spec_resolve_events(s, native, NULL, NULL, err, len);
+}
+
+static void test_resolve(const char *k)
+{
+	static const char *const ev[] = {
+		"sched/sched_switch", "signal:signal_generate",
+		"sock/inet_sock_set_state", "signal/*", "raw_syscalls:sys_e*",
+	};
+	const struct pbt_tp_spec *g, *d, *i, *g1;
+	struct pbt_session_spec s;
+	char root[256], err[512];
+	int r;
+
+	snprintf(root, sizeof(root), FIX "/%s", k);
+	pbt_tracefs_set_root(root);
+	r = resolve(&s, ev, 5, err, sizeof(err));
+	g = tp(&s.buffers[0], "signal_generate");
+	d = tp(&s.buffers[0], "signal_deliver");
+	i = tp(&s.buffers[0], "inet_sock_set_state");
+	g1 = tp(&s.buffers[1], "signal_generate");
+	tap(!r && s.buffers[0].nr_events == 3 &&
+	    !strcmp(s.buffers[0].events[0], "sched/sched_switch") &&
+	    has(&s.buffers[0], "raw_syscalls/sys_enter") &&
+	    has(&s.buffers[0], "raw_syscalls/sys_exit") &&
+	    s.buffers[0].nr_tps == 3 && g && d && i,
+	    "%s: native names stay events (globs expanded), others become 3 tracepoints: %s",
+	    k, err);
+	tap(g && i && d && g->layout->proto_id == PBTRACE_TP_GENERIC_PROTO_BASE &&
+	    i->layout->proto_id == PBTRACE_TP_GENERIC_PROTO_BASE + 1 &&
+	    d->layout->proto_id == PBTRACE_TP_GENERIC_PROTO_BASE + 2 &&
+	    g->flags == PBTRACE_TP_FTRACE && g->id > 0 && g->id != i->id &&
+	    !strcmp(g->layout->group, "signal") && g->layout->nr_fields == 11,
+	    "%s: each tracepoint has its tracefs id, layout, PBTRACE_TP_FTRACE and its own generic id", k);
+	tap(!r && s.buffers[1].nr_events == 0 && s.buffers[1].nr_tps == 1 && g1 && g &&
+	    g1->layout->proto_id == g->layout->proto_id,
+	    "%s: the same event in another buffer keeps its generic id", k);
+	pbt_spec_resolved_free(&s);
+}
+
+static void test_resolve_errors(void)
+{
+	static const char *const cases[][2] = {
+		{ "nosuch/event", "unknown event 'nosuch/event': this kernel has no tracepoint nosuch/event; 'tracectl list-events' lists" },
+		{ "tcp/nope*", "'tcp/nope*' matches no tracepoint of this kernel; 'tracectl list-events' lists" },
+		{ "power:gone", "event 'power:gone' is not available in this kernel (no such tracepoint)" },
+		{ "sched", "'sched' is not a tracepoint name" },
+	};
+	struct pbt_session_spec s;
+	char err[512];
+	size_t i;
+	int r;
+
+	pbt_tracefs_set_root(FIX "/tracefs-6.1");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *ev[] = { "sched/sched_switch", "signal/signal_generate", cases[i][0] };
+
+		r = resolve(&s, ev, 3, err, sizeof(err));
+		tap(r < 0 && strstr(err, cases[i][1]) && s.buffers[0].nr_events == 3 &&
+		    !s.buffers[0].tps && !s.buffers[1].tps,
+		    "%s refused, spec unchanged: %s", cases[i][0], err);
+	}
+}
+
 int main(void)
 {
 	size_t k;
@@ -316,7 +427,9 @@ int main(void)
 		test_common(kernels[k]);
 		test_native(kernels[k]);
 		test_list(kernels[k]);
+		test_resolve(kernels[k]);
 	}
+	test_resolve_errors();
 	test_bad();
 	test_limits();
 	test_names();

@@ -204,25 +204,30 @@ int event_state(const struct event_list *l, const char *name)
 	return -1;
 }
 
-int check_events(const struct event_list *l,
-		 const struct pbt_session_spec *spec)
+static int native_state(const char *name, void *arg)
 {
-	size_t b, i;
+	return event_state(arg, name);
+}
 
-	for (b = 0; b < spec->nr_buffers; b++) {
-		for (i = 0; i < spec->buffers[b].nr_events; i++) {
-			const char *ev = spec->buffers[b].events[i];
-			int st = event_state(l, ev);
+static void resolve_warning(const char *line, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "tracectl: warning: %s\n", line);
+}
 
-			if (st < 0) {
-				errf("unknown event '%s': 'tracectl list-events' shows the known ones (\"group/name\")", ev);
-				return EXIT_BAD_EVENT;
-			}
-			if (!st) {
-				errf("event '%s' is not available in this kernel (no such tracepoint): leave it out", ev);
-				return EXIT_BAD_EVENT;
-			}
-		}
+/*
+ * The spec's event names as the kernel takes them: the module's own
+ * events stay, any other tracepoint of this kernel (and what globs match)
+ * is sent with its tracefs layout (tracepoints.h).
+ */
+int check_events(const struct event_list *l, struct pbt_session_spec *spec)
+{
+	char err[1024];
+
+	if (pbt_spec_resolve_events(spec, native_state, resolve_warning,
+				    (void *)l, err, sizeof(err))) {
+		errf("%s", err);
+		return EXIT_BAD_EVENT;
 	}
 	return EXIT_OK;
 }

@@ -257,6 +257,7 @@ static int check_daemon(struct pbt_nl *nl)
 
 void session_free(struct session *s)
 {
+	pbt_spec_resolved_free(&s->spec);
 	pbt_config_free(&s->cfg);
 	free(s->output);
 }

@@ -34,6 +34,8 @@
 #include "config.h"
 #include "genl.h"
 #include "syscalls.h"
+#include "tracefs.h"
+#include "tracepoints.h"
 #include "trace.pb-c.h"
 #include "syscalls_view.h"
 
@@ -147,8 +149,7 @@ int parse_u32(const char *s, uint32_t *out);
 void fmt_bytes(char *buf, size_t len, double v);
 int collect_event(const char *name, int available, void *arg);
 int event_state(const struct event_list *l, const char *name);
-int check_events(const struct event_list *l,
-		 const struct pbt_session_spec *spec);
+int check_events(const struct event_list *l, struct pbt_session_spec *spec);
 int find_session(struct pbt_nl *nl, const char *name, uint32_t *id,
 		 char *found, size_t len);
 /* start.c */
