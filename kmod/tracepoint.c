@@ -150,7 +150,10 @@ static struct perf_event *create_counter(const struct pbt_tp_params *p,
 						ctx);
 }
 
-/* NULL if @event is the tracepoint @p names, else what differs. */
+/*
+ * NULL if @event is the tracepoint @p names, else what differs. Short:
+ * a formatted extack holds 79 characters (NETLINK_MAX_FMTMSG_LEN).
+ */
 static const char *mismatch(struct perf_event *event,
 			    const struct pbt_tp_params *p)
 {
@@ -160,7 +163,7 @@ static const char *mismatch(struct perf_event *event,
 		return "is not a tracepoint's";
 	if (strcmp(call->class->system, p->layout.group) ||
 	    strcmp(trace_event_name(call), p->layout.name))
-		return "names another tracepoint: read events/G/N/id again";
+		return "is another tracepoint's (read its id again)";
 	/* perf runs the function tracer's events from ftrace itself */
 	if (!strcmp(call->class->system, "ftrace"))
 		return "is an ftrace/ event, which cannot be recorded";
@@ -175,7 +178,11 @@ static void check_work(struct work_struct *work)
 	event = create_counter(tw->check, raw_smp_processor_id(), true, NULL);
 	if (IS_ERR(event)) {
 		tw->ret = PTR_ERR(event);
-		tw->why = "no such tracepoint, or perf cannot attach to it";
+		tw->why = tw->ret == -ENOENT || tw->ret == -EINVAL ?
+			  "is no tracepoint here (read its id again)" :
+			  tw->ret == -EPERM || tw->ret == -EACCES ?
+			  "refused by perf (perfmon capability)" :
+			  "cannot be attached to by perf";
 		return;
 	}
 	tw->why = mismatch(event, tw->check);

@@ -10,6 +10,7 @@
 #include <linux/kernel.h>	/* snprintf */
 #else
 #include <stdio.h>
+#include <sys/cdefs.h>		/* glibc's __always_inline */
 #endif
 
 /* DescriptorProto and FieldDescriptorProto field numbers (descriptor.proto) */
@@ -26,7 +27,7 @@
 #define GED_DESCRIPTOR	2
 #define GED_GROUP	3
 
-static bool pt_varint(unsigned int t)
+static __always_inline bool pt_varint(unsigned int t)
 {
 	return t == PBT_PT_INT64 || t == PBT_PT_UINT64 || t == PBT_PT_INT32 ||
 	       t == PBT_PT_UINT32 || t == PBT_PT_BOOL ||
@@ -38,7 +39,7 @@ static bool pt_len(unsigned int t)
 	return t == PBT_PT_STRING || t == PBT_PT_BYTES;
 }
 
-static bool int_size(unsigned int n)
+static __always_inline bool int_size(unsigned int n)
 {
 	return n == 1 || n == 2 || n == 4 || n == 8;
 }
@@ -147,10 +148,12 @@ static void desc_field(struct pb_buf *b, const struct pbt_tpf *f)
  */
 static void descriptor_body(struct pb_buf *b, const struct pbt_tp_layout *l)
 {
-	unsigned int i;
+	unsigned int i, n = l->nr_fields;
 
+	if (n > PBTRACE_TP_MAX_FIELDS)	/* unchecked layouts too (the fuzzer) */
+		n = PBTRACE_TP_MAX_FIELDS;
 	pb_strn(b, DP_NAME, l->name, sizeof(l->name));
-	for (i = 0; i < l->nr_fields; i++)
+	for (i = 0; i < n; i++)
 		if (l->fields[i].proto_id)
 			desc_field(b, &l->fields[i]);
 }
@@ -184,8 +187,13 @@ size_t pbt_tp_descriptor(const struct pbt_tp_layout *l, uint8_t *out,
 	return b.overflow ? 0 : pb_len(&b, out);
 }
 
+/*
+ * The probe's path, inlined: each out-of-line call costs an ftrace nop, a
+ * call and a return thunk in the kernel (tools/bench pbgeneric).
+ */
+
 /* An int of @n (1, 2, 4, 8) bytes at @p, sign-extended if @sign. */
-static uint64_t read_int(const uint8_t *p, unsigned int n, bool sign)
+static __always_inline uint64_t read_int(const uint8_t *p, unsigned int n, bool sign)
 {
 	uint64_t v = 0;
 	uint8_t u8;
@@ -208,7 +216,8 @@ static uint64_t read_int(const uint8_t *p, unsigned int n, bool sign)
 	}
 }
 
-static void put_int(struct pb_buf *b, const struct pbt_tpf *f, uint64_t v)
+static __always_inline void put_int(struct pb_buf *b, const struct pbt_tpf *f,
+				    uint64_t v)
 {
 	switch (f->proto_type) {
 	case PBT_PT_SINT32:
@@ -226,8 +235,8 @@ static void put_int(struct pb_buf *b, const struct pbt_tpf *f, uint64_t v)
 }
 
 /* @n bytes at @p as @f's type: a string to its NUL, bytes, or ints. */
-static void put_data(struct pb_buf *b, const struct pbt_tpf *f,
-		     const uint8_t *p, uint32_t n, bool str)
+static __always_inline void put_data(struct pb_buf *b, const struct pbt_tpf *f,
+				     const uint8_t *p, uint32_t n, bool str)
 {
 	uint32_t i;
 
@@ -248,8 +257,9 @@ static void put_data(struct pb_buf *b, const struct pbt_tpf *f,
  * __rel_loc (offset from the end of the field itself): false if the data
  * is not inside the record.
  */
-static bool dyn_field(const struct pbt_tpf *f, const uint8_t *rec,
-		      uint32_t rec_size, const uint8_t **p, uint32_t *n)
+static __always_inline bool dyn_field(const struct pbt_tpf *f,
+				      const uint8_t *rec, uint32_t rec_size,
+				      const uint8_t **p, uint32_t *n)
 {
 	uint32_t v = (uint32_t)read_int(rec + f->offset, 4, false);
 	uint32_t off = v & 0xffff, len = v >> 16;
@@ -265,8 +275,8 @@ static bool dyn_field(const struct pbt_tpf *f, const uint8_t *rec,
 }
 
 /* One field; false if the record does not hold it. */
-static bool put_field(struct pb_buf *b, const struct pbt_tpf *f,
-		      const uint8_t *rec, uint32_t rec_size)
+static __always_inline bool put_field(struct pb_buf *b, const struct pbt_tpf *f,
+				      const uint8_t *rec, uint32_t rec_size)
 {
 	const uint8_t *p;
 	uint32_t n;

@@ -30,6 +30,18 @@
  *                                   as run, for sh -c CMD and its children
  *                                   only: a pid filter that follows forks
  *   dp_record mmap                  the mapping cannot be made writable
+ *   dp_record tp FILE G/N,G/N CMD   any tracepoints (layouts from tracefs,
+ *                                   user/lib/tracefs.c) while sh -c CMD
+ *                                   runs, each through the generic path
+ *                                   (FtraceEvent field 65536 + i and its
+ *                                   descriptor), or with DP_TP_NATIVE=1
+ *                                   Perfetto's own field where it has one;
+ *                                   DP_TP_LEAVE=1 leaves it started,
+ *                                   DP_TP_NO_FIELDS=1 writes no field,
+ *                                   DP_TP_PID=1 filters on CMD's pid,
+ *                                   DP_SIZE_KB, DP_DISCARD=1 the buffer,
+ *                                   DP_TP_NOREAD=1 only counts, as
+ *                                   DP_TP_UID with DP_TP_GID if set
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,11 +56,13 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "genl.h"
 #include "reader.h"
+#include "tracefs.h"
 
 static void die(const char *fmt, const char *detail)
 {
@@ -753,6 +767,176 @@ static int cmd_follow(const char *file, char *events, const char *cmd)
 	return 0;
 }
 
+#define DP_MAX_TPS 16
+
+/*
+ * DP_TP_NOREAD: netlink only, for a group= member (who may not open
+ * /dev/pbtrace): start, CMD, stop, and the kernel's count of events.
+ */
+/*
+ * DP_TP_UID=U DP_TP_GID=G: become uid U (gid U, supplementary G, no
+ * capability: a setuid from root drops them) once the layouts are read
+ * (tracefs is root's).
+ */
+static void become(void)
+{
+	const char *u = getenv("DP_TP_UID"), *g = getenv("DP_TP_GID");
+	gid_t groups[1];
+	uid_t uid;
+
+	if (!u || !g)
+		return;
+	uid = atoi(u);
+	groups[0] = atoi(g);
+	if (setgroups(1, groups) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
+		die("become: %s", strerror(errno));
+}
+
+static int tp_noread(const struct pbt_buffer_spec *b, const char *cmd)
+{
+	struct pbt_session_spec s = { .name = "dp_record-tp", .nr_buffers = 1 };
+	struct pbt_session_info info = { 0 };
+	unsigned long long written = 0;
+	struct pbt_nl *nl;
+	char err[256];
+	uint32_t id;
+	size_t cpu;
+	int status;
+
+	s.buffers[0] = *b;
+	become();
+	nl = pbt_nl_open(err, sizeof(err));
+	if (!nl)
+		die("netlink: %s", err);
+	if (pbt_nl_new_session(nl, &s, &id) < 0)
+		die("new session: %s", pbt_nl_error(nl));
+	if (pbt_nl_session_cmd(nl, PBTRACE_CMD_START_SESSION, id) < 0)
+		die("start: %s", pbt_nl_error(nl));
+	status = system(cmd);
+	printf("cmd_status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (pbt_nl_session_cmd(nl, PBTRACE_CMD_STOP_SESSION, id) < 0 ||
+	    pbt_nl_get_session(nl, id, &info) < 0 ||
+	    pbt_nl_get_cpu_stats(nl, &info) < 0)
+		die("stop and stats: %s", pbt_nl_error(nl));
+	for (cpu = 0; cpu < info.buffers[0].nr_cpus; cpu++)
+		written += info.buffers[0].cpus[cpu].events_written;
+	printf("written=%llu\n", written);
+	pbt_session_info_free(&info);
+	pbt_nl_destroy_session(nl, id, NULL);
+	pbt_nl_close(nl);
+	return 0;
+}
+
+/*
+ * DP_TP_PID=1: sh -c CMD is the buffer's one pid (forks not followed),
+ * forked now and held on a pipe until the session runs; run_held() lets
+ * it go and returns its wait status.
+ */
+static pid_t held(const char *cmd, int *go)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+static int run_held(pid_t pid, int go)
+{
+	int status;
+
+	if (write(go, "g", 1) != 1)
+		die("release child: %s", strerror(errno));
+	close(go);
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid: %s", strerror(errno));
+	return status;
+}
+
+/* tp: record any tracepoints (comma separated) while sh -c CMD runs. */
+static int cmd_tp(const char *file, char *tps, const char *cmd)
+{
+	static struct pbt_tp_layout layouts[DP_MAX_TPS];
+	static struct pbt_tp_spec specs[DP_MAX_TPS];
+	struct pbt_buffer_spec b = {
+		.size_kb = 65536, .chunk_kb = 64,
+		.fill_policy = PBTRACE_FILL_RING_BUFFER, .tps = specs,
+	};
+	char group[PBTRACE_NAME_MAX], name[PBTRACE_NAME_MAX], err[256];
+	const char *chunk_kb = getenv("DP_CHUNK_KB");
+	bool native = getenv("DP_TP_NATIVE") != NULL;
+	struct rec rc = { 0 };
+	char *tok, *save;
+	int status, id, go = -1;
+	unsigned int i;
+	pid_t child = 0;
+
+	if (chunk_kb)
+		b.chunk_kb = atoi(chunk_kb);
+	if (getenv("DP_SIZE_KB"))
+		b.size_kb = atoi(getenv("DP_SIZE_KB"));
+	if (getenv("DP_DISCARD"))
+		b.fill_policy = PBTRACE_FILL_DISCARD;
+	for (tok = strtok_r(tps, ",", &save); tok && b.nr_tps < DP_MAX_TPS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct pbt_tp_layout *l = &layouts[b.nr_tps];
+
+		if (pbt_tracefs_split(tok, group, name))
+			die("not group/name: %s", tok);
+		id = pbt_tracefs_layout(group, name, l, err, sizeof(err));
+		if (id < 0)
+			die("layout: %s", err);
+		l->proto_id = PBTRACE_TP_GENERIC_PROTO_BASE + b.nr_tps;
+		if (native)
+			pbt_tp_native_ids(l);
+		if (getenv("DP_TP_NO_FIELDS"))	/* the bench: the path alone */
+			for (i = 0; i < l->nr_fields; i++)
+				l->fields[i].proto_id = 0;
+		specs[b.nr_tps] = (struct pbt_tp_spec) {
+			.layout = l, .id = id, .flags = PBTRACE_TP_FTRACE,
+		};
+		printf("tp.%zu=%s/%s id=%d proto_id=%u fields=%u\n", b.nr_tps,
+		       group, name, id, l->proto_id, l->nr_fields);
+		b.nr_tps++;
+	}
+	if (getenv("DP_TP_NOREAD"))
+		return tp_noread(&b, cmd);
+
+	rc.out = fopen(file, "w");
+	if (!rc.out)
+		die("open output: %s", strerror(errno));
+	if (getenv("DP_TP_PID")) {
+		child = held(cmd, &go);
+		b.pids[b.nr_pids++] = child;
+		printf("root_pid=%d\n", child);
+	}
+	session_new(&rc, &b);
+	session_cmd(&rc, PBTRACE_CMD_START_SESSION);
+	status = child ? run_held(child, go) : system(cmd);
+	printf("cmd_status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (getenv("DP_TP_LEAVE")) {	/* started, counters live: for rmmod */
+		printf("left=%u\n", rc.id);
+		return 0;
+	}
+	finish(&rc);
+	return 0;
+}
+
 /* mmap: PROT_WRITE refused, mprotect to write refused, read works. */
 static int cmd_mmap(void)
 {
@@ -814,10 +998,13 @@ int main(int argc, char **argv)
 		return cmd_all(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "mmap"))
 		return cmd_mmap();
+	if (argc == 5 && !strcmp(argv[1], "tp"))
+		return cmd_tp(argv[2], argv[3], argv[4]);
 	fprintf(stderr,
 		"usage: dp_record workload FILE N K M | exact FILE ring|discard K |\n"
 		"       stream FILE ring|discard K | two FILE_A FILE_B K |\n"
 		"       hotplug FILE K | all FILE CMD | reattach | leave |\n"
-		"       open | run FILE EVENTS CMD | follow FILE EVENTS CMD | mmap\n");
+		"       open | run FILE EVENTS CMD | follow FILE EVENTS CMD | mmap |\n"
+		"       tp FILE G/N,G/N CMD\n");
 	return 2;
 }

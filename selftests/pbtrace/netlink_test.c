@@ -532,11 +532,11 @@ TEST_F(pbt, tracepoint_wrong_id_rejected)
 	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl),
 			       "signal/signal_generate: id"))
 		TH_LOG("%s", pbt_nl_error(self->nl));
-	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "names another"))
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "is another tracepoint's (read its id again)"))
 		TH_LOG("%s", pbt_nl_error(self->nl));
 	t.id = 0x7fffffff;
 	ASSERT_GT(0, tp_session(self->nl, &t, 1));
-	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "no such tracepoint"))
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "is no tracepoint here (read its id again)"))
 		TH_LOG("%s", pbt_nl_error(self->nl));
 }
 
