@@ -327,12 +327,19 @@ static inline bool pbt_event_compact(int id)
  * netlink parsed from one PBTRACE_A_TP, copied into the buffer at create.
  */
 #include "core/tp_layout.h"
+#include "core/filter.h"
 
 struct pbt_tp_params {
 	struct pbt_tp_layout layout;		/* group, name, proto_id, fields */
 	u32 id;					/* tracefs id, checked */
 	u32 flags;				/* PBTRACE_TP_* */
 	u32 period;				/* PERF_SAMPLE every Nth (STACKS) */
+	/*
+	 * PBTRACE_A_TP_FILTER compiled and verified at NEW/SET_SESSION (no
+	 * nr_insns: none); by value, so copies need no ownership. The
+	 * handler runs it before anything is written.
+	 */
+	struct pbt_filter_prog filter;
 };
 
 /*
@@ -347,12 +354,6 @@ struct pbt_tp {
 	u32 index;				/* in b's array: its bit per chunk */
 	u8 *desc;				/* GenericEventDescriptor; NULL: native */
 	u32 desc_len;
-	/*
-	 * FILTER: the compiled PBTRACE_A_TP_FILTER, NULL for none; the
-	 * handler (tracepoint.c, tp_overflow()) calls pbt_filter_match()
-	 * before anything is written.
-	 */
-	void *filter;
 	struct perf_event **events;		/* [nr_cpu_ids], NULL: none there */
 	atomic_t hits;				/* STACKS: towards the period */
 };

@@ -276,11 +276,10 @@ static void tp_overflow(struct perf_event *event, struct perf_sample_data *data,
 	if (unlikely(!tp || !(data->sample_flags & PERF_SAMPLE_RAW)))
 		return;
 	raw = data->raw;
-	/*
-	 * FILTER: if (tp->filter && !pbt_filter_match(tp->filter,
-	 * raw->frag.data, raw->frag.size)) return;  -- before anything is
-	 * written, so a filtered-out hit costs no byte and no PerfSample.
-	 */
+	/* before anything is written: a hit filtered out costs no byte */
+	if (tp->p.filter.nr_insns &&
+	    !pbt_filter_match(&tp->p.filter, raw->frag.data, raw->frag.size))
+		return;
 	if (tp->p.flags & PBTRACE_TP_FTRACE)
 		pbt_emit_tp(tp, raw->frag.data, raw->frag.size);
 	if (tp->p.flags & PBTRACE_TP_PERF_SAMPLE)
@@ -325,7 +324,7 @@ static int check_id(struct nlattr *attr, const struct pbt_tp_params *p,
 	return tw.ret;
 }
 
-/* What this module cannot do yet (FILTER and STACKS add them). */
+/* What this module cannot do yet (STACKS adds it). */
 static int unsupported(struct nlattr **tb, struct nlattr *attr,
 		       const struct pbt_tp_params *p,
 		       struct netlink_ext_ack *extack)
@@ -343,11 +342,23 @@ static int unsupported(struct nlattr **tb, struct nlattr *attr,
 		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_FLAGS], "PBTRACE_TP_KERNEL_STACK/_USER_STACK go into a PerfSample: set PBTRACE_TP_PERF_SAMPLE too");
 		return -EINVAL;
 	}
-	if (tb[PBTRACE_A_TP_FILTER]) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_FILTER], "tracepoint filters are not supported by this module yet");
-		return -EOPNOTSUPP;
-	}
 	return 0;
+}
+
+/*
+ * PBTRACE_A_TP_FILTER against the layout: a bad one is refused here, with
+ * its position first (extack messages stop at 80 bytes), never at start.
+ */
+static int parse_filter(struct nlattr *attr, struct pbt_tp_params *p,
+			struct netlink_ext_ack *extack)
+{
+	struct pbt_filter_err err;
+
+	if (!pbt_filter_compile(nla_data(attr), &p->layout, &p->filter, &err))
+		return 0;
+	PBT_ERR_MSG_ATTR_FMT(extack, attr, "filter: position %d: %s (%s/%s)",
+			     err.pos, err.msg, p->layout.group, p->layout.name);
+	return -EINVAL;
 }
 
 static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
@@ -387,6 +398,11 @@ static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
 		PBT_ERR_MSG_ATTR_FMT(extack, attr, "%s/%s: %s", p->layout.group,
 				     p->layout.name, msg);
 		return -EINVAL;
+	}
+	if (tb[PBTRACE_A_TP_FILTER]) {
+		ret = parse_filter(tb[PBTRACE_A_TP_FILTER], p, extack);
+		if (ret)
+			return ret;
 	}
 	return check_id(attr, p, extack);
 }

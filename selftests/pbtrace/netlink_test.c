@@ -578,6 +578,43 @@ TEST_F(pbt, tracepoint_bad_name_rejected)
 		TH_LOG("%s", pbt_nl_error(self->nl));
 }
 
+/* A filter is compiled against the layout at NEW_SESSION (FILTER). */
+TEST_F(pbt, tracepoint_filter_accepted)
+{
+	struct pbt_tp_layout l;
+	struct pbt_tp_spec t;
+
+	tp_signal(&l, &t);
+	t.filter = "(sig == 10 || sig >= 0x11) && !(common_pid < 0)";
+	ASSERT_EQ(0, tp_session(self->nl, &t, 1))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+}
+
+/* A bad filter is refused with its position, what is wrong, and the event. */
+TEST_F(pbt, tracepoint_bad_filter_rejected)
+{
+	static const char *const bad[][2] = {
+		{ "sig ~ \"1*\"",
+		  "filter: position 4: '~' needs a string field (signal/signal_generate)" },
+		{ "sig == 10 && sgi == 1",
+		  "filter: position 13: unknown field 'sgi' (signal/" },
+		{ "(sig == 10", "filter: position 0: '(' without ')'" },
+		{ "", "filter: position 0: empty filter" },
+	};
+	struct pbt_tp_layout l;
+	struct pbt_tp_spec t;
+	unsigned int i;
+
+	tp_signal(&l, &t);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t.filter = bad[i][0];
+		ASSERT_EQ(-EINVAL, tp_session(self->nl, &t, 1))
+			TH_LOG("'%s': %s", bad[i][0], pbt_nl_error(self->nl));
+		ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), bad[i][1]))
+			TH_LOG("'%s': %s", bad[i][0], pbt_nl_error(self->nl));
+	}
+}
+
 TEST_F(pbt, too_many_tracepoints_rejected)
 {
 	static struct pbt_tp_spec t[PBTRACE_MAX_TRACEPOINTS + 1];

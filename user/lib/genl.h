@@ -66,6 +66,9 @@ struct pbt_buffer_spec {
 	uint32_t fill_policy;		/* enum pbtrace_fill_policy */
 	const char *events[PBT_MAX_EVENTS];	/* "group/name" */
 	size_t nr_events;
+	/* events[i]'s ftrace filter, NULL: none (tracectl --filter); an
+	 * event with one goes to tps, which carry it (tracepoints.h). */
+	const char *filters[PBT_MAX_EVENTS];
 	uint32_t pids[PBTRACE_MAX_PIDS];
 	size_t nr_pids;
 	/* PBTRACE_A_BUFFER_MACHINES: relayed machines' names,

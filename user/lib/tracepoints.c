@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter.h"
 #include "tracefs.h"
 #include "tracepoints.h"
 
@@ -34,9 +35,9 @@ struct ctx {
 	void *arg;
 	char *err;
 	size_t errlen;
-	/* the glob being expanded */
+	/* the glob being expanded, and its filter */
 	struct out *o;
-	const char *glob, *pattern;
+	const char *glob, *pattern, *filter;
 	size_t matched;
 };
 
@@ -122,14 +123,61 @@ static int grow_tps(struct ctx *c, struct out *o)
 	return 0;
 }
 
-static int add_tp(struct ctx *c, struct out *o, const char *g, const char *n)
+/* The expression as typed, and a caret under byte pos, after err's line. */
+static void caret(char *err, size_t errlen, const char *expr, int pos)
 {
+	size_t n = strlen(err), len = strlen(expr), i;
+
+	if (n + 2 * len + 8 > errlen || pos < 0 || (size_t)pos > len)
+		return;
+	n += sprintf(err + n, "\n  ");
+	for (i = 0; i < len; i++)	/* one column a byte, as pos counts */
+		err[n++] = expr[i] == '\t' || expr[i] == '\n' ? ' ' : expr[i];
+	n += sprintf(err + n, "\n  %*s^", pos, "");
+}
+
+/* The kernel's compiler (kmod/core/filter.c) on the layout it will get. */
+static int check_filter(struct ctx *c, const struct pbt_tp_layout *l,
+			const char *expr)
+{
+	struct pbt_filter_prog *prog = malloc(sizeof(*prog));
+	struct pbt_filter_err fe;
+	int r;
+
+	if (!prog) {
+		snprintf(c->err, c->errlen, "resolving events: out of memory");
+		return -ENOMEM;
+	}
+	r = pbt_filter_compile(expr, l, prog, &fe);
+	free(prog);
+	if (!r)
+		return 0;
+	snprintf(c->err, c->errlen, "%s/%s: bad filter: position %d: %s",
+		 l->group, l->name, fe.pos, fe.msg);
+	caret(c->err, c->errlen, expr, fe.pos);
+	return -EINVAL;
+}
+
+static int same_filter(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* @native: the module encodes it, but a filter needs the generic path. */
+static int add_tp(struct ctx *c, struct out *o, const char *g, const char *n,
+		  const char *filter, int native)
+{
+	const struct pbt_tp_layout *had = find_tp(o, g, n);
 	struct pbt_tp_layout *l;
 	struct pbt_tp_spec *t;
-	uint32_t proto_id;
 	int id, r;
 
-	if (find_tp(o, g, n))
+	if (had && !same_filter(o->tps[had - o->layouts].filter, filter)) {
+		snprintf(c->err, c->errlen, "%s/%s is asked for twice with different filters: give it once, the filters joined with ||",
+			 g, n);
+		return -EINVAL;
+	}
+	if (had)
 		return 0;
 	if (c->total_tps == PBTRACE_MAX_TRACEPOINTS) {
 		snprintf(c->err, c->errlen, "more than %d tracepoints in the session (at %s/%s): ask for fewer (a narrower glob)",
@@ -148,10 +196,16 @@ static int add_tp(struct ctx *c, struct out *o, const char *g, const char *n)
 	if (c->err[0] && c->warn)
 		c->warn(c->err, c->arg);
 	c->err[0] = '\0';
-	proto_id = generic_id(c, g, n);
+	if (!(native && pbt_tp_native_ids(l) == 1))
+		l->proto_id = generic_id(c, g, n);
+	if (filter) {
+		r = check_filter(c, l, filter);
+		if (r)
+			return r;
+	}
 	t->id = (uint32_t)id;
 	t->flags = PBTRACE_TP_FTRACE;
-	l->proto_id = proto_id;
+	t->filter = filter;
 	o->nr_tps++;
 	c->total_tps++;
 	return 0;
@@ -159,21 +213,21 @@ static int add_tp(struct ctx *c, struct out *o, const char *g, const char *n)
 
 /* One "group/name" of this kernel: native or by layout. */
 static int add_event(struct ctx *c, struct out *o, const char *g, const char *n,
-		     const char *given)
+		     const char *given, const char *filter)
 {
 	char full[2 * PBTRACE_NAME_MAX];
 	int st, r;
 
 	snprintf(full, sizeof(full), "%s/%s", g, n);
 	st = c->native(full, c->arg);
-	if (st > 0)
+	if (st > 0 && !filter)
 		return add_native(c, o, full);
 	if (!st) {
 		snprintf(c->err, c->errlen, "event '%s' is not available in this kernel (no such tracepoint): leave it out (%s)",
 			 given, LIST_HINT);
 		return -ENOENT;
 	}
-	r = add_tp(c, o, g, n);
+	r = add_tp(c, o, g, n, filter, st > 0);
 	if (r == -ENOENT) {
 		snprintf(c->err, c->errlen, "unknown event '%s': this kernel has no tracepoint %s; %s",
 			 given, full, LIST_HINT);
@@ -190,10 +244,11 @@ static int glob_one(const char *g, const char *n, void *arg)
 	if (fnmatch(c->pattern, full, 0))
 		return 0;
 	c->matched++;
-	return add_event(c, c->o, g, n, c->glob);
+	return add_event(c, c->o, g, n, c->glob, c->filter);
 }
 
-static int add_glob(struct ctx *c, struct out *o, const char *glob)
+static int add_glob(struct ctx *c, struct out *o, const char *glob,
+		    const char *filter)
 {
 	char pattern[PBTRACE_NAME_MAX];
 	size_t sep;
@@ -205,6 +260,7 @@ static int add_glob(struct ctx *c, struct out *o, const char *glob)
 		pattern[sep] = '/';
 	c->o = o;
 	c->glob = glob;
+	c->filter = filter;
 	c->pattern = pattern;
 	c->matched = 0;
 	r = pbt_tracefs_list(glob_one, c, c->err, c->errlen);
@@ -269,13 +325,13 @@ static int resolve_buffer(struct ctx *c, const struct pbt_buffer_spec *b,
 		const char *e = b->events[i];
 
 		if (pbt_event_is_glob(e))
-			r = add_glob(c, o, e);
+			r = add_glob(c, o, e, b->filters[i]);
 		else if (pbt_tracefs_split(e, g, n)) {
 			snprintf(c->err, c->errlen, "'%s' is not a tracepoint name: write it \"group/name\" (or group:name, or a glob such as 'tcp/*'); %s",
 				 e, LIST_HINT);
 			r = -EINVAL;
 		} else {
-			r = add_event(c, o, g, n, e);
+			r = add_event(c, o, g, n, e, b->filters[i]);
 		}
 	}
 	for (i = 0; i < b->nr_samples && !r; i++)
@@ -300,6 +356,7 @@ static void take(struct pbt_buffer_spec *b, struct out *o, struct out *keep)
 	for (i = 0; i < keep->nr_tps; i++)
 		keep->tps[i].layout = &keep->layouts[i];
 	memcpy(b->events, keep->events, sizeof(keep->events));
+	memset(b->filters, 0, sizeof(b->filters));	/* the tps have them */
 	b->nr_events = keep->nr_events;
 	b->tps = keep->tps;
 	b->nr_tps = keep->nr_tps;

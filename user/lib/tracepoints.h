@@ -23,11 +23,16 @@
  * that matches nothing is an error naming it); any other tracepoint is
  * read from tracefs and added to tps with PBTRACE_TP_FTRACE and a generic
  * proto id (PBTRACE_TP_GENERIC_PROTO_BASE + n, one per distinct event in
- * the session). Warnings (a layout with fields beyond the limits) go to
+ * the session). An event with a filter (filters[i]) goes to tps even if
+ * the module encodes it (then with Perfetto's own numbers for it), the
+ * filter compiled here against its layout first, as the kernel will.
+ * Warnings (a layout with fields beyond the limits) go to
  * warn(line, arg) when warn is not NULL.
  *
  * 0, or -errno with one line in err: the event, what is wrong, and that
- * 'tracectl list-events' lists the tracepoints this kernel has. s is
+ * 'tracectl list-events' lists the tracepoints this kernel has; for a
+ * bad filter its position, then, when they fit, two more lines: the
+ * expression and a caret under that position. s is
  * changed only on success; free with pbt_spec_resolved_free.
  */
 int pbt_spec_resolve_events(struct pbt_session_spec *s,

@@ -6,6 +6,7 @@
 static const struct option start_options[] = {
 	{ "config", required_argument, NULL, 'c' },
 	{ "event", required_argument, NULL, 'e' },
+	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "buffer-size", required_argument, NULL, 'b' },
 	{ "fill", required_argument, NULL, OPT_FILL },
 	{ "ring", no_argument, NULL, OPT_RING },
@@ -30,6 +31,17 @@ static int parse_start_opt(int c, struct start_opts *o)
 		if (o->nr_events == PBT_MAX_EVENTS)
 			return usage_error("too many -e (at most %d)", PBT_MAX_EVENTS);
 		o->events[o->nr_events++] = optarg;
+		break;
+	case OPT_FILTER:
+		if (!o->nr_events)
+			return usage_error("--filter applies to the -e before it: write -e EVENT --filter EXPR");
+		if (o->filters[o->nr_events - 1])
+			return usage_error("two --filter for -e %s: join them in one, e.g. '(A) && (B)'",
+					   o->events[o->nr_events - 1]);
+		if (!*optarg)
+			return usage_error("--filter for -e %s is empty: leave it out to keep every event",
+					   o->events[o->nr_events - 1]);
+		o->filters[o->nr_events - 1] = optarg;
 		break;
 	case 'b':
 		if (parse_u32(optarg, &o->size_kb) || !o->size_kb)
@@ -270,6 +282,38 @@ void session_free(struct session *s)
 	free(s->output);
 }
 
+/*
+ * --filter: onto the -e it follows, in the buffer the flags' config put
+ * that event in (Perfetto's FtraceConfig has no filter, so the config
+ * written to the file does not show it).
+ */
+static int attach_filters(const struct start_opts *o,
+			  struct pbt_session_spec *spec)
+{
+	struct pbt_buffer_spec *b;
+	size_t k, i, j, hit;
+
+	for (k = 0; k < o->nr_events; k++) {
+		if (!o->filters[k])
+			continue;
+		for (hit = 0, i = 0; i < spec->nr_buffers; i++) {
+			b = &spec->buffers[i];
+			for (j = 0; j < b->nr_events; j++) {
+				if (strcmp(b->events[j], o->events[k]))
+					continue;
+				b->filters[j] = o->filters[k];
+				hit++;
+			}
+		}
+		if (!hit) {
+			errf("-e %s --filter: the event is not in the session's buffers (a syscall event?): filters apply to tracepoints",
+			     o->events[k]);
+			return EXIT_BAD_EVENT;
+		}
+	}
+	return EXIT_OK;
+}
+
 /* Everything short of NEW_SESSION: config, events, output, traced. */
 int prepare(struct pbt_nl *nl, const struct start_opts *o,
 	    struct session *s)
@@ -296,6 +340,8 @@ int prepare(struct pbt_nl *nl, const struct start_opts *o,
 	}
 	ret = load_config(o, events, s, abs_out);
 	free(abs_out);
+	if (!ret)
+		ret = attach_filters(o, &s->spec);
 	if (!ret)
 		ret = check_events(events, &s->spec);
 	free(events);

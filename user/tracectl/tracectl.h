@@ -80,6 +80,7 @@ struct start_opts {
 	const char *config;
 	const char *events[PBT_MAX_EVENTS];
 	size_t nr_events;
+	const char *filters[PBT_MAX_EVENTS];	/* --filter of events[i] */
 	uint32_t size_kb;
 	int fill;			/* -1: not given */
 	long long duration_ms;		/* -1: not given */
@@ -107,7 +108,8 @@ struct session {
 	char error[PBTRACE_ERROR_MAX];	/* traced ended it early: why */
 };
 
-enum { OPT_FILL = 256, OPT_RING, OPT_WAIT, OPT_WATCH, OPT_HELP, OPT_STACKS };
+enum { OPT_FILL = 256, OPT_RING, OPT_WAIT, OPT_WATCH, OPT_HELP, OPT_STACKS,
+       OPT_FILTER };
 
 struct progress {
 	uint64_t events, lost, bytes;
