@@ -16,9 +16,11 @@
 # configured name whatever its HELLO said, its events on the host's
 # timeline, and every receive after its send. Then the endpoint is
 # reloaded with endpoint_cids=4: L2 (CID 3) is refused and logged. Then
-# with CID 3 allowed again L2 reconnects to its old machine id, session 2
-# runs, and L2's QEMU is SIGKILLed in the middle: the session ends, the
-# machine is offline with one disconnect, and rmmod takes seconds.
+# with CID 3 allowed again L2 reconnects and session 2 runs: L2 is
+# hard-reset in the middle (its new boot must join as a machine of its
+# own: a reboot restarts BOOTTIME), then its QEMU is SIGKILLed: the
+# session ends, each boot counts one disconnect, trace_processor has both
+# boots inside the session, no slot is left online, rmmod takes seconds.
 #
 #   tools/vm --no-module --mem 2G --timeout 2400 -- selftests/pbtrace/nested/nested_test.sh
 set -u
@@ -174,10 +176,12 @@ session_echo() {
 		sleep 1
 	done
 	wait "$ECHO_JOB"
+	note "the echo is over"
 	check "L1 echoed $ROUNDS messages over vsock" grep -qx "echoed=$ROUNDS" "$W/echo.out" ||
 		sed 's/^/# echo: /' "$W/echo.out"
 	slow 1 60 eval 'l2_says "done" | grep -q .'
 	l2_says "" | sed 's/^/# l2: /'
+	note "L2 is done"
 	ping_pid=$(l2_says "ping: pid=")
 	ident=$(l2_says "ident ")
 	check "L2: $ROUNDS vsock rounds to L1 and back" test "$(l2_says "ping: rounds=")" = $ROUNDS
@@ -189,6 +193,7 @@ session_echo() {
 	tctl stop -n nested --wait >"$W/stop.out" 2>&1
 	check "session 1 stops and traced finishes the file" test $? = 0 || sed 's/^/# /' "$W/stop.out"
 	check "session 1's file decodes with Perfetto's schema" decode "$f"
+	note "session 1 written and decoded"
 	[[ -d $KEEP ]] && cp "$f" "$W/status.txt" "$KEEP/"
 	analyse all "$f.txt" n=$ROUNDS echo_pid="$echo_pid" ping_pid="$ping_pid" \
 		name=$NAME sysname="$(field_of sysname "$ident")" \
