@@ -48,7 +48,7 @@ check:
 # selftests/pbtrace/nested/ is out of tools/check's *_test.sh glob on purpose.
 check-nested: module user
 	$(MAKE) -C selftests/pbtrace
-	tools/vm --no-module --mem 2G --timeout 2400 -- selftests/pbtrace/nested/nested_test.sh
+	tools/vm --no-module --mem 2G --timeout 3600 -- selftests/pbtrace/nested/nested_test.sh
 
 demo:
 	tools/demo
