@@ -6,6 +6,8 @@
 #   make module          pbtrace.ko against $(KDIR)
 #   make user            traced, tracectl (user/)
 #   make check           install missing deps, build, run every test
+#   make check-nested    a guest that is a hypervisor host for its own guest
+#                        (vhost-vsock; minutes under nested TCG, not in check)
 #   make demo            boot a guest, record a real workload, print it
 #   make style           checkpatch + sparse over kmod/
 #   make install         traced, tracectl (user/) and the pbtrace group
@@ -21,7 +23,7 @@ endif
 KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 PACKAGE_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
-.PHONY: all module user check demo style install dkms-install dkms-uninstall clean
+.PHONY: all module user check check-nested demo style install dkms-install dkms-uninstall clean
 
 all: module user
 
@@ -42,6 +44,11 @@ install:
 # KVER= given to make reaches them through the environment: one kernel only.
 check:
 	tools/check
+
+# selftests/pbtrace/nested/ is out of tools/check's *_test.sh glob on purpose.
+check-nested: module user
+	$(MAKE) -C selftests/pbtrace
+	tools/vm --no-module --mem 2G --timeout 3600 -- selftests/pbtrace/nested/nested_test.sh
 
 demo:
 	tools/demo

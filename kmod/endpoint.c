@@ -262,6 +262,10 @@ static struct ep_machine *ep_oldest_offline(u64 peer)
 /*
  * The peer's machine for @hint (a reconnect), else for its name (a
  * reboot: a new hint); NULL if neither. @nr: the slots the peer holds.
+ * A reboot does not take back a slot a live session has seen: the new
+ * boot's BOOTTIME starts again from zero, and trace_processor keeps one
+ * clock per machine id, so in that session it must be a machine of its
+ * own (its events would go back in time on the old one's clock).
  */
 static struct ep_machine *ep_machine_find(const struct ep_conn *c,
 					  const u8 *hint, int *nr)
@@ -276,7 +280,8 @@ static struct ep_machine *ep_machine_find(const struct ep_conn *c,
 			continue;
 		if (!memcmp(m->hint, hint, FRAME_HINT_LEN))
 			return m;
-		if (!by_name && !strcmp(m->ident.name, c->id.name))
+		if (!by_name && !strcmp(m->ident.name, c->id.name) &&
+		    !ep_id_in_session(m->id))
 			by_name = m;
 		(*nr)++;
 	}

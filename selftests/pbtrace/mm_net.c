@@ -11,6 +11,10 @@
  *                                    its sender (recvfrom, then sendto)
  *   mm_net ping ADDR PORT N GAP_MS   UDP: N rounds of sendto, then recvfrom
  *                                    of the echo, GAP_MS apart
+ *   mm_net vecho PORT N SECS         vsock stream: accept one peer, echo N
+ *                                    messages as echo does
+ *   mm_net vping CID PORT N GAP_MS   vsock stream: connect to CID (retrying
+ *                                    until 60 s), then ping's N rounds
  *
  * echo and ping print key=value lines (pid, rounds, RTTs) for the test.
  * Both use exactly one sendto and one recvfrom per datagram, so the i-th
@@ -28,6 +32,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/vm_sockets.h>
 
 /* A lost echo under TCG is late by milliseconds, never by seconds. */
 #define ECHO_TIMEOUT_S 5
@@ -38,7 +43,9 @@ static void usage(void)
 		"usage: mm_net wait PORT SECS\n"
 		"       mm_net tell ADDR PORT SECS MSG\n"
 		"       mm_net echo PORT N SECS\n"
-		"       mm_net ping ADDR PORT N GAP_MS\n");
+		"       mm_net ping ADDR PORT N GAP_MS\n"
+		"       mm_net vecho PORT N SECS\n"
+		"       mm_net vping CID PORT N GAP_MS\n");
 	exit(2);
 }
 
@@ -208,15 +215,16 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* One round: sendto round number i, recvfrom its echo; 0 or a reason. */
+/* (A connected stream: @to NULL, and the echo read whole with MSG_WAITALL.) */
 static const char *ping_round(int fd, const struct sockaddr_in *to, uint32_t i)
 {
 	uint32_t buf[16] = { i }, back[16];
 	ssize_t r;
 
 	if (sendto(fd, buf, sizeof(buf), 0, (const struct sockaddr *)to,
-		   sizeof(*to)) != sizeof(buf))
+		   to ? sizeof(*to) : 0) != sizeof(buf))
 		return "sendto failed";
-	r = recvfrom(fd, back, sizeof(back), 0, NULL, NULL);
+	r = recvfrom(fd, back, sizeof(back), to ? 0 : MSG_WAITALL, NULL, NULL);
 	if (r < 0)
 		return errno == EAGAIN ? "no echo within 5 s" : "recvfrom failed";
 	if (r != sizeof(back) || back[0] != i)
@@ -224,10 +232,8 @@ static const char *ping_round(int fd, const struct sockaddr_in *to, uint32_t i)
 	return NULL;
 }
 
-static int do_ping(const char *ip, long port, long n, long gap_ms)
+static int ping_rounds(int fd, const struct sockaddr_in *to, long n, long gap_ms)
 {
-	struct sockaddr_in to = addr_of(ip, port);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	uint64_t *rtt = calloc(n ? n : 1, sizeof(*rtt));
 	const char *why = NULL;
 	long i;
@@ -242,7 +248,7 @@ static int do_ping(const char *ip, long port, long n, long gap_ms)
 	for (i = 0; i < n && !why; i++) {
 		uint64_t t0 = now_ns();
 
-		why = ping_round(fd, &to, (uint32_t)i);
+		why = ping_round(fd, to, (uint32_t)i);
 		rtt[i] = now_ns() - t0;
 		if (gap_ms)
 			usleep(gap_ms * 1000);
@@ -262,6 +268,84 @@ static int do_ping(const char *ip, long port, long n, long gap_ms)
 	return 0;
 }
 
+static int do_ping(const char *ip, long port, long n, long gap_ms)
+{
+	struct sockaddr_in to = addr_of(ip, port);
+
+	return ping_rounds(socket(AF_INET, SOCK_DGRAM, 0), &to, n, gap_ms);
+}
+
+static struct sockaddr_vm vsock_of(long cid, long port)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK };
+
+	a.svm_cid = (unsigned int)cid;
+	a.svm_port = (unsigned int)port;
+	return a;
+}
+
+/* The same rounds over a vsock stream: one message per sendto/recvfrom. */
+static int do_vecho(long port, long n, long secs)
+{
+	struct sockaddr_vm a = vsock_of(VMADDR_CID_ANY, port);
+	int fd = socket(AF_VSOCK, SOCK_STREAM, 0), c;
+	uint32_t buf[16];
+	long i;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1)) {
+		fprintf(stderr, "mm_net: vecho: vsock port %ld: %s\n", port, strerror(errno));
+		return 1;
+	}
+	printf("pid=%d\n", getpid());
+	fflush(stdout);
+	set_timeout(fd, secs);
+	c = accept(fd, NULL, NULL);
+	if (c < 0) {
+		fprintf(stderr, "mm_net: vecho: nobody connected within %ld s\n", secs);
+		return 1;
+	}
+	set_timeout(c, secs);
+	for (i = 0; i < n; i++) {
+		errno = 0;
+		if (recvfrom(c, buf, sizeof(buf), MSG_WAITALL, NULL, NULL) != sizeof(buf)) {
+			fprintf(stderr, "mm_net: vecho: message %ld of %ld: %s\n",
+				i, n, errno ? strerror(errno) : "connection closed");
+			break;
+		}
+		if (sendto(c, buf, sizeof(buf), 0, NULL, 0) != sizeof(buf)) {
+			fprintf(stderr, "mm_net: vecho: sendto: %s\n", strerror(errno));
+			break;
+		}
+	}
+	printf("echoed=%ld\n", i);
+	return i == n ? 0 : 1;
+}
+
+static int do_vping(long cid, long port, long n, long gap_ms)
+{
+	struct sockaddr_vm a = vsock_of(cid, port);
+	uint64_t until = now_ns() + 60 * 1000000000ull;
+	int fd;
+
+	for (;;) {
+		fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+		if (fd < 0) {
+			perror("mm_net: vping: socket");
+			return 1;
+		}
+		if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
+			break;
+		close(fd);
+		if (now_ns() > until) {
+			fprintf(stderr, "mm_net: vping: CID %ld port %ld did not accept within 60 s\n",
+				cid, port);
+			return 1;
+		}
+		usleep(100 * 1000);
+	}
+	return ping_rounds(fd, NULL, n, gap_ms);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "wait"))
@@ -275,6 +359,12 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "ping"))
 		return do_ping(argv[2], num(argv[3], "PORT"), num(argv[4], "N"),
 			       num(argv[5], "GAP_MS"));
+	if (argc == 5 && !strcmp(argv[1], "vecho"))
+		return do_vecho(num(argv[2], "PORT"), num(argv[3], "N"),
+				num(argv[4], "SECS"));
+	if (argc == 6 && !strcmp(argv[1], "vping"))
+		return do_vping(num(argv[2], "CID"), num(argv[3], "PORT"),
+				num(argv[4], "N"), num(argv[5], "GAP_MS"));
 	usage();
 	return 2;
 }

@@ -100,11 +100,12 @@ tp_udp() {
 }
 
 # The causality of the echo from trace_processor's own timestamps:
-# strictly every receive after its send, N of N each way.
+# strictly every receive after its send, N of N each way. $5: what the
+# echo runs over (default UDP), for the messages.
 tp_causality() {
-	local file=$1 n=$2 ping=$3 echo=$4 rows dir pairs strict lo hi offs
+	local file=$1 n=$2 ping=$3 echo=$4 how=${5:-UDP} rows dir pairs strict lo hi offs
 	if ! tp_available; then
-		ok "trace_processor: every UDP receive after its send, both ways # SKIP $TP_WHY"
+		ok "trace_processor: every $how receive after its send, both ways # SKIP $TP_WHY"
 		return 0
 	fi
 	offs=$(tp_offsets "$file" "$(tp_value "$file" "select raw_id from machine where raw_id <> 0")")
@@ -116,6 +117,6 @@ tp_causality() {
 		echo "# trace_processor $dir: $strict of $pairs receives at or before their send; receive - send $lo .. $hi ns"
 		got+="${got:+ }$dir|$pairs|$strict"
 	done <<<"$rows"
-	check "trace_processor: every UDP receive strictly after its send, $n of $n each way ($got)" \
+	check "trace_processor: every $how receive strictly after its send, $n of $n each way ($got)" \
 		test "$got" = "$want"
 }

@@ -5,8 +5,11 @@
  * what tracectl would refuse (another user's session, an output path the
  * caller cannot write).
  *
- *   session_cmd new NAME OUTPUT      NEW + START (sched_switch, 1 MiB);
- *                                    prints the id
+ *   session_cmd new NAME OUTPUT [MACHINE]
+ *                                    NEW + START (sched_switch, 1 MiB;
+ *                                    MACHINE: a relayed machine's name,
+ *                                    or "*", for the buffer too); prints
+ *                                    the id
  *   session_cmd start|stop|destroy|get ID
  *
  * Exit 0, or the errno the kernel answered, with its message on stderr.
@@ -26,7 +29,8 @@ static int fail(struct pbt_nl *nl, int ret, const char *what)
 	return -ret;
 }
 
-static int new_session(struct pbt_nl *nl, const char *name, const char *out)
+static int new_session(struct pbt_nl *nl, const char *name, const char *out,
+		       const char *machine)
 {
 	struct pbt_session_spec s = { .name = name, .output = out,
 				      .nr_buffers = 1 };
@@ -37,6 +41,10 @@ static int new_session(struct pbt_nl *nl, const char *name, const char *out)
 	b->size_kb = 1024;
 	b->fill_policy = PBTRACE_FILL_RING_BUFFER;
 	b->events[b->nr_events++] = "sched/sched_switch";
+	if (machine) {
+		b->machines[b->nr_machines++] = PBTRACE_MACHINE_HOST;
+		b->machines[b->nr_machines++] = machine;
+	}
 	ret = pbt_nl_new_session(nl, &s, &id);
 	if (ret)
 		return fail(nl, ret, "new session");
@@ -73,7 +81,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: session_cmd new NAME OUTPUT | start|stop|destroy|get ID\n");
+		fprintf(stderr, "usage: session_cmd new NAME OUTPUT [MACHINE] | start|stop|destroy|get ID\n");
 		return 2;
 	}
 	nl = pbt_nl_open(err, sizeof(err));
@@ -81,8 +89,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "session_cmd: %s\n", err);
 		return 1;
 	}
-	if (!strcmp(argv[1], "new") && argc == 4) {
-		ret = new_session(nl, argv[2], argv[3]);
+	if (!strcmp(argv[1], "new") && (argc == 4 || argc == 5)) {
+		ret = new_session(nl, argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 		goto out;
 	}
 	id = (uint32_t)strtoul(argv[2], NULL, 10);
