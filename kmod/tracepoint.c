@@ -213,9 +213,17 @@ static int start_one(struct pbt_tp *tp)
 	tp->events = kcalloc(nr_cpu_ids, sizeof(*tp->events), GFP_KERNEL);
 	if (!tp->events)
 		return -ENOMEM;
-	/* A CPU that comes online later has no counter: docs/generic-events.md */
+	/*
+	 * Without cpus_read_lock(): creating a tracepoint counter takes
+	 * event_mutex and tracepoints_mutex, which nest outside the hotplug
+	 * lock (lockdep saw the inversion). perf itself refuses a CPU that is
+	 * offline by now (-ENODEV, under its context mutex): skipped. A CPU
+	 * that comes online later has no counter: docs/generic-events.md.
+	 */
 	for_each_online_cpu(cpu) {
 		event = create_counter(&tp->p, cpu, false, tp);
+		if (IS_ERR(event) && PTR_ERR(event) == -ENODEV && !cpu_online(cpu))
+			continue;
 		if (IS_ERR(event))
 			return PTR_ERR(event);
 		tp->events[cpu] = event;
@@ -228,12 +236,10 @@ static void start_work(struct work_struct *work)
 	struct tp_work *tw = container_of(work, struct tp_work, work);
 	u32 i;
 
-	cpus_read_lock();
 	for (i = 0; i < tw->nr && !tw->ret; i++)
 		if (tw->tps[i].p.flags &
 		    (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE))
 			tw->ret = start_one(&tw->tps[i]);
-	cpus_read_unlock();
 	if (tw->ret)
 		release(tw->tps, tw->nr);
 }
