@@ -292,7 +292,7 @@ static int add_sample(struct ctx *c, struct out *o,
 	}
 	l = find_tp(o, g, n);
 	if (!l) {
-		r = add_tp(c, o, g, n);
+		r = add_tp(c, o, g, n, sm->filter, 0);
 		if (r == -ENOENT)
 			snprintf(c->err, c->errlen, "unknown linux.perf tracepoint '%s': this kernel has no tracepoint %s/%s; %s",
 				 sm->event, g, n, LIST_HINT);
