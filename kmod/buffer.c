@@ -152,6 +152,14 @@ static inline void stat_add(__u64 *p, u64 v)
 	WRITE_ONCE(*p, *p + v);
 }
 
+/* An event not written: counted once, and the next packet says so. */
+static bool count_lost(struct pbt_writer *w, __u64 *counter)
+{
+	stat_add(counter, 1);
+	w->lost = true;
+	return false;
+}
+
 static inline struct pbtrace_chunk_meta *chunk_meta(struct pbt_buffer *b,
 						    u32 cpu, u32 idx)
 {
@@ -461,13 +469,9 @@ static __always_inline bool write_full(struct pbt_buffer *b,
 	return true;
 
 lost_full:
-	stat_add(&st->lost_full, 1);
-	w->lost = true;
-	return false;
+	return count_lost(w, &st->lost_full);
 too_large:
-	stat_add(&st->lost_too_large, 1);
-	w->lost = true;
-	return false;
+	return count_lost(w, &st->lost_too_large);
 }
 
 /*
@@ -544,13 +548,9 @@ static bool write_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 	if (put_packet(b, w, cpu, fn, arg))
 		return true;
 too_large:
-	stat_add(&st->lost_too_large, 1);
-	w->lost = true;
-	return false;
+	return count_lost(w, &st->lost_too_large);
 lost_full:
-	stat_add(&st->lost_full, 1);
-	w->lost = true;
-	return false;
+	return count_lost(w, &st->lost_full);
 }
 
 /*
@@ -743,8 +743,7 @@ static void write_tp(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 
 	for (tries = 0; tries < 2; tries++) {
 		if (!w->chunk && !open_chunk(b, w, cpu)) {
-			stat_add(&st->lost_full, 1);
-			w->lost = true;
+			count_lost(w, &st->lost_full);
 			return;
 		}
 		start = w->pb.p;
@@ -761,8 +760,7 @@ static void write_tp(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 			break;
 		seal_chunk(b, w, cpu);
 	}
-	stat_add(&st->lost_too_large, 1);
-	w->lost = true;
+	count_lost(w, &st->lost_too_large);
 }
 
 /*

@@ -33,3 +33,28 @@ wait_for() {
 	done
 	"$@"
 }
+
+# expect CODE NAME CMD...: CMD exits with CODE; its output in $tmp/out
+# (the test sets tmp).
+expect() {
+	local want=$1 name=$2 rc
+	shift 2
+	"$@" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ]; then
+		ok "$name (exit $rc)"
+	else
+		not_ok "$name (exit $rc, want $want)"
+		sed 's/^/#   /' "$tmp/out"
+	fi
+}
+
+# says PATTERN NAME: the last expect's output matches PATTERN.
+says() {
+	if grep -Eq -- "$1" "$tmp/out"; then
+		ok "$2"
+	else
+		not_ok "$2: no /$1/ in:"
+		sed 's/^/#   /' "$tmp/out"
+	fi
+}

@@ -33,29 +33,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# expect CODE NAME CMD...: CMD exits with CODE; its output in $tmp/out.
-expect() {
-	local want=$1 name=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>&1
-	rc=$?
-	if [ "$rc" = "$want" ]; then
-		ok "$name (exit $rc)"
-	else
-		not_ok "$name (exit $rc, want $want)"
-		sed 's/^/#   /' "$tmp/out"
-	fi
-}
-
-says() {
-	if grep -Eq -- "$1" "$tmp/out"; then
-		ok "$2"
-	else
-		not_ok "$2: no /$1/ in:"
-		sed 's/^/#   /' "$tmp/out"
-	fi
-}
-
 # same NAME WANT GOT
 same() {
 	if [ "$2" = "$3" ]; then ok "$1: $3"; else not_ok "$1: $3, want $2"; fi

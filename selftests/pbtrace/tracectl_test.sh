@@ -26,34 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-nr=0
-failed=0
-ok() { nr=$((nr + 1)); echo "ok $nr - $1"; }
-not_ok() { nr=$((nr + 1)); failed=$((failed + 1)); echo "not ok $nr - $1"; }
-
-# expect CODE NAME CMD...: CMD exits with CODE; its output in $tmp/out.
-expect() {
-	local want=$1 name=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>&1
-	rc=$?
-	if [ "$rc" = "$want" ]; then
-		ok "$name (exit $rc)"
-	else
-		not_ok "$name (exit $rc, want $want)"
-		sed 's/^/#   /' "$tmp/out"
-	fi
-}
-
-# says PATTERN NAME: the last command's output matches PATTERN.
-says() {
-	if grep -Eq -- "$1" "$tmp/out"; then
-		ok "$2"
-	else
-		not_ok "$2: no /$1/ in:"
-		sed 's/^/#   /' "$tmp/out"
-	fi
-}
+. "$here/tap.sh"
 
 start_traced() {
 	"$traced" >"$tmp/traced.log" 2>&1 &
@@ -314,5 +287,5 @@ else
 fi
 insmod "$ko"
 
-echo "1..$nr"
-[ "$failed" = 0 ]
+echo "1..$N"
+exit $FAILED
