@@ -529,13 +529,12 @@ static bool put_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 	return true;
 }
 
-/* pbt_buffer_packet() on this CPU's writer, the discipline taken. */
+/* pbt_buffer_packet() on this CPU's writer, from enter_writer(). */
 static bool write_packet(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
 			 pbt_packet_fn fn, void *arg)
 {
 	struct pbtrace_cpu_stats *st = &b->stats[cpu];
 
-	fold_nmi(b, w, cpu);
 	if (!w->chunk && !open_chunk(b, w, cpu))
 		goto lost_full;
 	if (put_packet(b, w, cpu, fn, arg))
@@ -697,6 +696,40 @@ out:
 	local_irq_restore(flags);
 }
 
+/*
+ * This CPU's writer of @b for a probe of that one buffer (a tracepoint's
+ * counter, a stack sample), with pbt_emit_for()'s discipline: called with
+ * interrupts off; NULL when @b is not recording here or not for @pid, or
+ * in an NMI or a nested probe (counted in nmi_lost, nothing written).
+ * Else the nesting mark is set and earlier NMI drops are folded into the
+ * stats: end with leave_writer().
+ */
+static struct pbt_writer *enter_writer(struct pbt_buffer *b, pid_t pid,
+				       u32 *cpu)
+{
+	struct pbt_writer *w;
+	int *nesting;
+
+	*cpu = smp_processor_id();
+	if (!READ_ONCE(b->active) || *cpu >= b->nr_cpus ||
+	    !pid_wanted(b, pid, 0))
+		return NULL;
+	w = &b->w[*cpu];
+	nesting = this_cpu_ptr(&pbt_nesting);
+	if (unlikely(in_nmi() || *nesting)) {
+		atomic_inc(&w->nmi_lost);
+		return NULL;
+	}
+	*nesting = 1;
+	fold_nmi(b, w, *cpu);
+	return w;
+}
+
+static void leave_writer(void)
+{
+	__this_cpu_write(pbt_nesting, 0);
+}
+
 struct pbt_tp_rec {
 	const struct pbt_tp *tp;
 	const void *rec;
@@ -776,25 +809,14 @@ void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size)
 	pid_t pid = current->pid;
 	struct pbt_writer *w;
 	unsigned long flags;
-	int *nesting;
 	u32 cpu;
 
 	local_irq_save(flags);
-	cpu = smp_processor_id();
-	if (!READ_ONCE(b->active) || cpu >= b->nr_cpus ||
-	    !pid_wanted(b, pid, 0))
-		goto out;
-	w = &b->w[cpu];
-	nesting = this_cpu_ptr(&pbt_nesting);
-	if (unlikely(in_nmi() || *nesting)) {
-		atomic_inc(&w->nmi_lost);
-		goto out;
+	w = enter_writer(b, pid, &cpu);
+	if (w) {
+		write_tp(b, w, cpu, ktime_get_boot_fast_ns(), pid, &r);
+		leave_writer();
 	}
-	*nesting = 1;
-	fold_nmi(b, w, cpu);
-	write_tp(b, w, cpu, ktime_get_boot_fast_ns(), pid, &r);
-	*nesting = 0;
-out:
 	local_irq_restore(flags);
 }
 
@@ -811,28 +833,19 @@ out:
  */
 bool pbt_buffer_packet(struct pbt_buffer *b, pbt_packet_fn fn, void *arg)
 {
-	pid_t pid = current->pid;
 	struct pbt_writer *w;
 	unsigned long flags;
 	bool ok = false;
-	int *nesting;
 	u32 cpu;
 
+	if (!b->scratch)
+		return false;
 	local_irq_save(flags);
-	cpu = smp_processor_id();
-	if (!READ_ONCE(b->active) || cpu >= b->nr_cpus || !b->scratch ||
-	    !pid_wanted(b, pid, 0))
-		goto out;
-	w = &b->w[cpu];
-	nesting = this_cpu_ptr(&pbt_nesting);
-	if (unlikely(in_nmi() || *nesting)) {
-		atomic_inc(&w->nmi_lost);
-		goto out;
+	w = enter_writer(b, current->pid, &cpu);
+	if (w) {
+		ok = write_packet(b, w, cpu, fn, arg);
+		leave_writer();
 	}
-	*nesting = 1;
-	ok = write_packet(b, w, cpu, fn, arg);
-	*nesting = 0;
-out:
 	local_irq_restore(flags);
 	return ok;
 }
