@@ -26,6 +26,7 @@
 #include "compact.h"
 #include "pbtrace_fields.h"
 #include "tap.h"
+#include "blob.h"
 
 #ifndef PBT_PROTO_DIR
 #define PBT_PROTO_DIR "proto"
@@ -38,16 +39,6 @@ static const char *proto_dir;
 static const char *schema_dir;
 static char tmpdir[] = "/tmp/pb_test.XXXXXX";
 
-static void diag_hex(const char *what, const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	printf("# %s (%zu bytes):", what, n);
-	for (i = 0; i < n; i++)
-		printf("%s%02x", i % 32 ? " " : "\n#   ", p[i]);
-	printf("\n");
-}
-
 static void diag_text(const char *what, const char *s)
 {
 	printf("# %s:\n#   ", what);
@@ -57,49 +48,6 @@ static void diag_text(const char *what, const char *s)
 }
 
 /* ---- protoc as the independent encoder/decoder ---- */
-
-struct blob {
-	uint8_t *p;
-	size_t n;
-};
-
-static int write_file(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fwrite(p, 1, n, f) == n ? 0 : -1;
-	if (fclose(f))
-		ret = -1;
-	return ret;
-}
-
-/* Read a whole file, NUL-terminated so text can be used as a string. */
-static int read_file(const char *path, struct blob *b)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 4096;
-
-	b->n = 0;
-	b->p = NULL;
-	if (!f)
-		return -1;
-	b->p = malloc(cap);
-	while (b->p) {
-		b->n += fread(b->p + b->n, 1, cap - b->n - 1, f);
-		if (b->n < cap - 1)
-			break;
-		cap *= 2;
-		b->p = realloc(b->p, cap);
-	}
-	fclose(f);
-	if (!b->p)
-		return -1;
-	b->p[b->n] = 0;
-	return 0;
-}
 
 /*
  * Run protoc with @args on @in, output into @out. @dir is the -I path and

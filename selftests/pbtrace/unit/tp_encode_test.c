@@ -25,6 +25,7 @@
 
 #include "tp_encode.h"
 #include "tap.h"
+#include "blob.h"
 
 #ifndef PBT_SCHEMA_DIR
 #define PBT_SCHEMA_DIR "../shared/perfetto"
@@ -32,52 +33,6 @@
 
 static char tmpdir[] = "/tmp/tp_encode_test.XXXXXX";
 static const char *schema_dir;	/* Perfetto's, for its DescriptorProto */
-
-struct blob {
-	uint8_t *p;
-	size_t n;
-};
-
-static void diag_hex(const char *what, const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	printf("# %s (%zu bytes):", what, n);
-	for (i = 0; i < n; i++)
-		printf("%s%02x", i % 32 ? " " : "\n#   ", p[i]);
-	printf("\n");
-}
-
-static int write_file(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fwrite(p, 1, n, f) == n ? 0 : -1;
-	if (fclose(f))
-		ret = -1;
-	return ret;
-}
-
-static int read_file(const char *path, struct blob *b)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 1 << 16;
-
-	b->n = 0;
-	b->p = malloc(cap);
-	if (!f || !b->p) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	b->n = fread(b->p, 1, cap - 1, f);
-	fclose(f);
-	b->p[b->n] = 0;
-	return 0;
-}
 
 /* protoc @args on @in (@n bytes) -> @out; its stderr into the TAP log. */
 static int protoc(const char *args, const void *in, size_t n, struct blob *out)
