@@ -17,8 +17,12 @@
 # The kernel to build for: KVER= if given, else what tools/deps --kver
 # picks (the running kernel, else Debian's default, else the newest; it says
 # which on stderr when several are installed). KDIR= overrides the tree.
+# "make demo" and "make check" install the kernels first and say which
+# they pick: on a fresh machine this early look would only say there are
+# none yet.
+QUIET_KVER := $(if $(MAKECMDGOALS),$(if $(filter-out demo check,$(MAKECMDGOALS)),,2>/dev/null))
 ifeq ($(origin KVER)$(origin KDIR),undefinedundefined)
-KVER := $(shell tools/deps --kver)
+KVER := $(shell tools/deps --kver $(QUIET_KVER))
 endif
 KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 PACKAGE_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
@@ -55,7 +59,8 @@ demo:
 
 # ---- style: checkpatch and sparse, both must be silent -------------------------
 
-CACHE ?= /var/cache/pbtrace
+# tools/deps unpacks checkpatch into its cache: PBTRACE_CACHE, as there.
+CACHE ?= $(or $(PBTRACE_CACHE),/var/cache/pbtrace)
 CHECKPATCH ?= $(CACHE)/linux-source/scripts/checkpatch.pl
 # Two checks do not fit an out-of-tree module: LINUX_VERSION_CODE is how
 # kmod/compat.h supports 5.15..current, and CONSTANT_COMPARISON misfires on
