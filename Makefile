@@ -66,7 +66,7 @@ CHECKPATCH ?= $(CACHE)/linux-source/scripts/checkpatch.pl
 # kmod/compat.h supports 5.15..current, and CONSTANT_COMPARISON misfires on
 # constant-vs-constant tests (version checks, BUILD_BUG_ON of field numbers).
 CHECKPATCH_FLAGS = --no-tree --quiet --show-types --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON
-STYLE_FILES = $(sort $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h)) include/uapi/linux/pbtrace.h
+STYLE_FILES = $(sort $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h kmod/relay/*.c kmod/relay/*.h)) include/uapi/linux/pbtrace.h
 SPARSE_LOG = $(CURDIR)/out/sparse.log
 
 style:

@@ -9,7 +9,7 @@
 #include <linux/sysfs.h>
 
 #include "pbtrace.h"
-#include "relay.h"
+#include "relay/relay.h"
 
 /*
  * Test-only fault injection: every event re-enters pbt_emit() once from

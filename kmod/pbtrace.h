@@ -104,7 +104,7 @@ struct pbt_session_params {
 	void *config;				/* kvmalloc'd; owned by session */
 	u32 config_len;
 	u32 nr_buffers;
-	bool relay;				/* relay.c records it for our host */
+	bool relay;				/* kmod/relay/ records it for our host */
 	/* Who created it (euid/egid): root, or a member of the group= gid. */
 	kuid_t owner_uid;
 	kgid_t owner_gid;
@@ -159,8 +159,8 @@ struct pbt_buffer *pbt_session_attach(u32 id, u32 buffer,
 void pbt_session_detach(struct pbt_session *s, struct pbt_buffer *b);
 
 /*
- * remote.c: what relayed machines send into a session. endpoint.c stamps
- * their records and queues them per buffer; readers take them with
+ * remote.c: what relayed machines send into a session. The endpoint
+ * (kmod/relay/) stamps their records and queues them per buffer; readers take them with
  * PBTRACE_IOC_READ_REMOTE. The hooks run under pbt_sessions_lock and only
  * note the change for the endpoint's connection threads: no guest socket
  * is ever touched with the session lock held.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Relayed machines' data in a session. The endpoint (endpoint.c) checks,
+ * Relayed machines' data in a session. The endpoint (kmod/relay/bind.c) checks,
  * stamps and hands us whole Trace.packet records from its connection
  * threads; each session buffer keeps them in a bounded queue of byte
  * records until traced takes them with PBTRACE_IOC_READ_REMOTE. A queue
@@ -137,9 +137,9 @@ void pbt_remote_destroy(struct pbt_remote *r)
 }
 
 /*
- * Connection threads (endpoint.c) poll this generation for session changes
+ * Connection threads (kmod/relay/) poll this generation for session changes
  * that concern them, and report here which machines are online: remote.c
- * never calls into endpoint.c.
+ * never calls into kmod/relay/.
  */
 static atomic_t changes = ATOMIC_INIT(0);
 static DECLARE_BITMAP(online, PBT_REMOTE_MAX_MACHINES);

@@ -111,7 +111,7 @@ def ntp_round(sync):
     pbtrace writes a round as (client t1, host m), (client t4, host
     m + (t4 - t1)), (t1 + t4) / 2 - m the offset it settled on: the middle
     of the window all rounds since the machine joined allow, each
-    t1 - t2 < offset < t4 - t3 (kmod/endpoint.c). That window lies inside
+    t1 - t2 < offset < t4 - t3 (kmod/relay/clock.c). That window lies inside
     this round's, so the true offset lies in (t1 - m, t4 - m): the returned
     tuple has the shape (t1, t2, t3, t4, rtt, ntp) with t2 = t3 = m and
     the whole round t4 - t1 as the RTT, which bounds the offset no tighter

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A host in userspace for the in-kernel relay (kmod/relay.c): proves the
+ * A host in userspace for the in-kernel relay (kmod/relay/relay.c): proves the
  * guest's side of a relayed session without the host's endpoint. It
  * listens on vsock (any CID: the relay connects over vsock_loopback),
  * answers HELLO with WELCOME and every PING with a PONG, and drives

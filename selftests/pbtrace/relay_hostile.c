@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A hostile guest for the endpoint (kmod/endpoint.c): connects over vsock
+ * A hostile guest for the endpoint (kmod/relay/, the endpoint): connects over vsock
  * and sends garbage, oversized, truncated, replayed, out-of-order and
  * flooding traffic, one connection per case. For each it checks, against
  * the counters in /sys/module/pbtrace/parameters/endpoint_stats, that the

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What relay.c (a guest streaming to its host) and endpoint.c (the host
- * accepting guests) share: addresses and whole-buffer socket I/O.
- * The wire protocol itself is core/frame.[ch].
+ * kmod/relay/: the multi-machine transport. A guest's module is a relay
+ * (relay.c, relay_session.c, relay_send.c: relay_conn.h), the host's an
+ * endpoint (admit.c and the files endpoint.h lists). What both share is
+ * here: addresses and whole-buffer socket I/O (sock.c), keys and tags
+ * (key.c), and the two sides' init and exit for main.c. The wire protocol
+ * itself is core/frame.[ch].
  */
 #ifndef _PBTRACE_RELAY_H
 #define _PBTRACE_RELAY_H

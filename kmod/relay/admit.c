@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The endpoint: the host's pbtrace.ko accepts relays from its guests
+ * (docs/relay-protocol.md). Loaded with endpoint=vsock:PORT, a kthread
+ * listens and gives each connection a kthread of its own (receive.c).
+ * One peer (vsock CID, TCP address) holds at most EP_MAX_PER_PEER
+ * connections, so no guest can lock the others out; unload shuts every
+ * socket down before it stops a thread.
+ *
+ * endpoint=vsock:PORT,tcp:ADDR:PORT listens on both.
+ */
+#include <linux/module.h>
+#include <linux/kthread.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/sched/task.h>
+#include <net/sock.h>
+
+#include "compat.h"
+#include "endpoint.h"
+
+static char *endpoint;
+module_param(endpoint, charp, 0444);
+MODULE_PARM_DESC(endpoint, "accept guest relays on vsock:PORT and/or tcp:[ADDR:]PORT, comma-separated");
+static char *endpoint_cids;
+module_param(endpoint_cids, charp, 0444);
+MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separated (default: any)");
+
+DEFINE_MUTEX(ep_lock);			/* ep_conns, the machine table */
+static LIST_HEAD(ep_conns);
+static unsigned int ep_nr_conns;
+static struct ep_listener {
+	struct socket *sock;
+	struct task_struct *task;
+	bool tcp;
+} ep_listeners[EP_LISTENERS];
+static int ep_nr_listeners;
+static u32 ep_cids[EP_MAX_CIDS];
+static int ep_nr_cids;			/* 0: any CID */
+
+int ep_listening(void)
+{
+	return ep_nr_listeners;
+}
+
+static void ep_conn_free(struct ep_conn *c)
+{
+	kthread_stop(c->task);
+	put_task_struct(c->task);
+	sock_release(c->sock);
+	pbt_tags_free(&c->tags);
+	kvfree(c->scratch);
+	kvfree(c->next_seq);
+	kvfree(c->rx);
+	kfree(c);
+}
+
+/* Free finished connections, or all of them (module exit). */
+static void ep_reap(bool all)
+{
+	struct ep_conn *c, *tmp;
+	LIST_HEAD(dead);
+
+	mutex_lock(&ep_lock);
+	list_for_each_entry_safe(c, tmp, &ep_conns, node) {
+		if (all || c->done) {
+			list_move(&c->node, &dead);
+			ep_nr_conns--;
+		}
+	}
+	mutex_unlock(&ep_lock);
+	/*
+	 * Unload never waits on a guest: shut every socket down first, which
+	 * ends a send waiting for the guest's credit and the receive, then
+	 * stop the threads (kthread_stop() waits for each).
+	 */
+	if (all)
+		list_for_each_entry(c, &dead, node)
+			kernel_sock_shutdown(c->sock, SHUT_RDWR);
+	list_for_each_entry_safe(c, tmp, &dead, node)
+		ep_conn_free(c);
+}
+
+static void ep_peer(struct ep_conn *c)
+{
+	struct sockaddr_storage peer = {};
+	struct sockaddr_vm *vm = (struct sockaddr_vm *)&peer;
+
+	if (kernel_getpeername(c->sock, (struct sockaddr *)&peer) < 0) {
+		strscpy(c->who, "unknown peer", sizeof(c->who));
+	} else if (c->tcp) {
+		c->addr = ntohl(((struct sockaddr_in *)&peer)->sin_addr.s_addr);
+		snprintf(c->who, sizeof(c->who), "%pISpc", &peer);
+	} else {
+		c->cid = vm->svm_cid;
+		snprintf(c->who, sizeof(c->who), "cid %u", c->cid);
+	}
+}
+
+static bool ep_cid_allowed(u32 cid)
+{
+	int i;
+
+	for (i = 0; i < ep_nr_cids; i++)
+		if (ep_cids[i] == cid)
+			return true;
+	return !ep_nr_cids;
+}
+
+static bool ep_same_peer(const struct ep_conn *a, const struct ep_conn *b)
+{
+	return a->tcp == b->tcp &&
+	       (a->tcp ? a->addr == b->addr : a->cid == b->cid);
+}
+
+/*
+ * A connection slot for @c, unless all EP_MAX_CONNS are taken or its peer
+ * holds EP_MAX_PER_PEER already, so one peer cannot lock the others out.
+ * Only the listener's thread adds to ep_conns, so the count holds until
+ * ep_start() adds @c.
+ */
+static int ep_slot_get(const struct ep_conn *c)
+{
+	const struct ep_conn *o;
+	int same = 0, ret = 0;
+
+	mutex_lock(&ep_lock);
+	list_for_each_entry(o, &ep_conns, node)
+		if (!o->done && ep_same_peer(o, c))
+			same++;
+	if (ep_nr_conns >= EP_MAX_CONNS)
+		ret = -ENOSPC;
+	else if (same >= EP_MAX_PER_PEER)
+		ret = -EBUSY;
+	else
+		ep_nr_conns++;
+	mutex_unlock(&ep_lock);
+	return ret;
+}
+
+static bool ep_admit(struct ep_conn *c)
+{
+	int ret;
+
+	if (!c->tcp && !ep_cid_allowed(c->cid)) {
+		atomic_inc(&ep_stats.cid_refused);
+		pr_info_ratelimited("pbtrace: endpoint: %s is not in endpoint_cids, closing\n",
+				    c->who);
+		return false;
+	}
+	ret = ep_slot_get(c);
+	if (ret == -EBUSY) {
+		atomic_inc(&ep_stats.peer_limit);
+		pr_info_ratelimited("pbtrace: endpoint: %s has %d connections already, closing a new one\n",
+				    c->who, EP_MAX_PER_PEER);
+	} else if (ret) {
+		pr_info_ratelimited("pbtrace: endpoint: all %d connections taken, closing %s\n",
+				    EP_MAX_CONNS, c->who);
+	}
+	return !ret;
+}
+
+static void ep_slot_put(void)
+{
+	mutex_lock(&ep_lock);
+	ep_nr_conns--;
+	mutex_unlock(&ep_lock);
+}
+
+static void ep_start(struct socket *sock, bool tcp)
+{
+	struct ep_conn *c;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		goto refuse;
+	c->sock = sock;
+	c->tcp = tcp;
+	ep_peer(c);
+	if (!ep_admit(c))
+		goto free;
+	c->rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
+	if (!c->rx)
+		goto put;
+	c->gen = pbt_remote_changes() - 1;	/* look for a session first thing */
+	sock->sk->sk_rcvtimeo = EP_POLL_JIFFIES;
+	sock->sk->sk_sndtimeo = HZ;
+	c->task = kthread_create(ep_conn_thread, c, "pbtrace-ep/%s", c->who);
+	if (IS_ERR(c->task))
+		goto free_rx;
+	get_task_struct(c->task);
+	mutex_lock(&ep_lock);
+	list_add(&c->node, &ep_conns);
+	mutex_unlock(&ep_lock);
+	atomic_inc(&ep_stats.accepted);
+	wake_up_process(c->task);
+	return;
+
+free_rx:
+	kvfree(c->rx);
+put:
+	ep_slot_put();
+free:
+	kfree(c);
+refuse:
+	atomic_inc(&ep_stats.refused);
+	sock_release(sock);
+}
+
+static int ep_accept_thread(void *arg)
+{
+	struct ep_listener *l = arg;
+	struct socket *sock;
+	int ret;
+
+	while (!kthread_should_stop()) {
+		ep_reap(false);
+		ret = kernel_accept(l->sock, &sock, 0);
+		if (ret == -EAGAIN || ret == -EINTR)
+			continue;		/* timeout: check for stop */
+		if (ret) {
+			schedule_timeout_interruptible(HZ / 10);
+			continue;
+		}
+		ep_reap(false);		/* those that ended while we waited */
+		ep_start(sock, l->tcp);
+	}
+	return 0;
+}
+
+static int ep_listen(const char *spec)
+{
+	struct ep_listener *l = &ep_listeners[ep_nr_listeners];
+	struct pbt_addr a;
+	int ret;
+
+	if (ep_nr_listeners == EP_LISTENERS || pbt_addr_parse(spec, &a) ||
+	    (a.family == AF_VSOCK && a.vm.svm_cid != VMADDR_CID_ANY)) {
+		pr_err("pbtrace: endpoint: \"%s\": want vsock:PORT or tcp:[ADDR:]PORT, at most one of each\n",
+		       spec);
+		return -EINVAL;
+	}
+	l->tcp = a.family == AF_INET;
+	if (l->tcp && !pbt_have_key() && !ep_have_keys()) {
+		pr_err("pbtrace: endpoint: %s: TCP needs relay_key=HEX or endpoint_keys=NAME:HEX, the keys its relays have\n",
+		       spec);
+		return -EINVAL;
+	}
+	ret = pbt_sock_open(&a, &l->sock);
+	if (ret)
+		return ret;
+	if (l->tcp)
+		sock_set_reuseaddr(l->sock->sk);
+	ret = kernel_bind(l->sock, (struct pbt_sockaddr *)&a.vm, a.len);
+	if (!ret)
+		ret = kernel_listen(l->sock, EP_MAX_CONNS);
+	if (ret) {
+		pr_err("pbtrace: endpoint: %s: cannot listen (%d)\n", spec, ret);
+		goto err;
+	}
+	l->task = kthread_run(ep_accept_thread, l, "pbtrace-ep-%s",
+			      l->tcp ? "tcp" : "vsock");
+	if (IS_ERR(l->task)) {
+		ret = PTR_ERR(l->task);
+		goto err;
+	}
+	ep_nr_listeners++;
+	return 0;
+err:
+	sock_release(l->sock);
+	memset(l, 0, sizeof(*l));
+	return ret;
+}
+
+static int ep_parse_cids(void)
+{
+	const char *p = endpoint_cids;
+	unsigned int cid;
+	int n;
+
+	while (p && *p) {
+		if (ep_nr_cids == EP_MAX_CIDS ||
+		    sscanf(p, "%u%n", &cid, &n) != 1 || (p[n] && p[n] != ','))
+			goto bad;
+		ep_cids[ep_nr_cids++] = cid;
+		p += n + !!p[n];
+	}
+	return 0;
+bad:
+	pr_err("pbtrace: endpoint_cids=%s: want up to %d CIDs, comma-separated\n",
+	       endpoint_cids, EP_MAX_CIDS);
+	return -EINVAL;
+}
+
+int pbt_endpoint_init(void)
+{
+	char spec[64];
+	const char *p;
+	size_t n;
+	int ret;
+
+	if (!endpoint || !*endpoint)
+		return 0;
+	if (endpoint_ping_ms < 100 || endpoint_ping_ms > 10000) {
+		pr_err("pbtrace: endpoint_ping_ms=%u: want 100..10000 (a relay silent for %u s is dropped)\n",
+		       endpoint_ping_ms, EP_IDLE_SECS);
+		return -EINVAL;
+	}
+	ret = pbt_key_init();
+	if (!ret)
+		ret = ep_parse_cids();
+	if (!ret)
+		ret = ep_machines_init();
+	if (ret)
+		return ret;
+	for (p = endpoint; *p; p += n + !!p[n]) {
+		n = strcspn(p, ",");
+		if (n >= sizeof(spec)) {
+			ret = -EINVAL;
+			break;
+		}
+		memcpy(spec, p, n);
+		spec[n] = 0;
+		ret = ep_listen(spec);
+		if (ret)
+			break;
+	}
+	if (ret)
+		pbt_endpoint_exit();
+	return ret;
+}
+
+void pbt_endpoint_exit(void)
+{
+	int i;
+
+	for (i = 0; i < ep_nr_listeners; i++)
+		kthread_stop(ep_listeners[i].task);
+	ep_reap(true);
+	for (i = 0; i < ep_nr_listeners; i++)
+		sock_release(ep_listeners[i].sock);
+	memset(ep_listeners, 0, sizeof(ep_listeners));
+	ep_nr_listeners = 0;
+	ep_machines_exit();
+}
