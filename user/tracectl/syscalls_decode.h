@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The syscall view's argument values in strace's words (syscalls_decode.c),
+ * for syscalls_fmt.c, which names the arguments and quotes the strings.
+ */
+#ifndef PBT_SYSCALLS_DECODE_H
+#define PBT_SYSCALLS_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "syscalls_view.h"
+
+/* The value v of argument arg (its name in syscall_defines.txt) of call c;
+ * kind is its C type's (syscall_args.sh): s p m U u l i. */
+void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, const char *arg,
+		   char kind, uint64_t v);
+
+/* False for an argument strace leaves out (open's mode without O_CREAT,
+ * fcntl's argument of F_GETFL, ...). */
+bool sv_decode_shown(const struct sv_call_fmt *c, const char *arg);
+
+#endif /* PBT_SYSCALLS_DECODE_H */
