@@ -10,10 +10,10 @@
  * list does not name is printed by its C type: ints in decimal, pointers
  * in hex (NULL for 0), modes in octal, file descriptors as ints.
  *
- * strace is the referee of these words (syscall_decode_test.sh compares
+ * strace is the referee of these words (syscall_strace_test.sh compares
  * them), so its conventions are kept where they are not obvious: a value
- * no name matches is 0x.. /\* X_??? *\/, flags' unknown bits |0x.., flags
- * in strace's order, signals above SIGRTMIN as SIGRT_n.
+ * no name matches is 0x.. and X_??? in a comment, flags' unknown bits
+ * |0x.., flags in strace's order, signals above SIGRTMIN as SIGRT_n.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -256,22 +256,22 @@ static void print_statx_flags(FILE *f, uint64_t v)
 	}
 }
 
+/* FUTEX_WAIT_BITSET_PRIVATE|FUTEX_CLOCK_REALTIME: the clock as a flag. */
 static void print_futex_op(FILE *f, uint64_t v)
 {
-	const struct sv_xlat *rt = &xlat_futex_flags.v[0];	/* FUTEX_CLOCK_REALTIME */
 	const char *name;
 
 	v &= 0xffffffffu;
 	name = xlat_name(&xlat_futex_op, v);
-	if (!name && (v & rt->val))
-		name = xlat_name(&xlat_futex_op, v & ~rt->val);
-	if (!name) {
-		fprintf(f, "%#" PRIx64 " /* FUTEX_??? */", v);
+	if (name) {
+		fputs(name, f);
 		return;
 	}
-	fputs(name, f);
-	if (!xlat_name(&xlat_futex_op, v))
-		fprintf(f, "|%s", rt->name);
+	name = xlat_name(&xlat_futex_op, v & ~SV_FUTEX_CLOCK_REALTIME);
+	if (name && (v & SV_FUTEX_CLOCK_REALTIME))
+		fprintf(f, "%s|FUTEX_CLOCK_REALTIME", name);
+	else
+		fprintf(f, "%#" PRIx64 " /* FUTEX_??? */", v);
 }
 
 /* Known requests by name; others as _IOC(dir, type, nr, size), as strace. */
@@ -463,6 +463,22 @@ static const struct decoder *find_decoder(const char *syscall, const char *arg)
 		       sizeof(decoders[0]), by_call);
 }
 
+/* For the unit test: the first decoder whose argument the table lacks
+ * (a typo, or a table from a kernel that renamed it), else NULL. */
+const char *sv_decode_unknown_arg(void)
+{
+	static char bad[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++)
+		if (!sv_fmt_has_arg(decoders[i].syscall, decoders[i].arg)) {
+			snprintf(bad, sizeof(bad), "%s %s", decoders[i].syscall,
+				 decoders[i].arg);
+			return bad;
+		}
+	return NULL;
+}
+
 /* Arguments that are file descriptors, whatever their C type says. */
 static bool is_fd(const char *arg)
 {
@@ -505,26 +521,66 @@ static void print_dec(FILE *f, const struct sv_call_fmt *c, enum dec d,
 		      const struct sv_xlat_table *t, uint64_t v)
 {
 	switch (d) {
-	case D_XLAT: print_xlat(f, t, v); break;
-	case D_SIGNAL: print_signal(f, (int)v); break;
-	case D_ADDR: print_ptr(f, v); break;
-	case D_HEX: fprintf(f, "%#" PRIx64, v); break;
-	case D_INT: fprintf(f, "%d", (int32_t)v); break;
-	case D_MODE: print_mode(f, v); break;
-	case D_MODE_TYPE: print_mode_type(f, v); break;
-	case D_DEV: print_dev(f, v); break;
-	case D_OPEN_FLAGS: print_open_flags(f, v); break;
-	case D_FD_FLAGS: print_flags(f, &xlat_open_flags, v & 0xffffffffu); break;
-	case D_MAP_FLAGS: print_map_flags(f, v); break;
-	case D_CLONE_FLAGS: print_clone_flags(f, v); break;
-	case D_FCNTL_ARG: print_fcntl_arg(f, c, v); break;
-	case D_IOCTL: print_ioctl(f, v); break;
-	case D_IOCTL_ARG: print_ioctl_arg(f, c, v); break;
-	case D_SOCK_TYPE: print_sock_type(f, v); break;
-	case D_SOCK_PROTO: print_sock_proto(f, c, v); break;
-	case D_SOCKOPT: print_sockopt(f, c, v); break;
-	case D_STATX_FLAGS: print_statx_flags(f, v); break;
-	case D_FUTEX_OP: print_futex_op(f, v); break;
+	case D_XLAT:
+		print_xlat(f, t, v);
+		break;
+	case D_SIGNAL:
+		print_signal(f, (int)v);
+		break;
+	case D_ADDR:
+		print_ptr(f, v);
+		break;
+	case D_HEX:
+		fprintf(f, "%#" PRIx64, v);
+		break;
+	case D_INT:
+		fprintf(f, "%d", (int32_t)v);
+		break;
+	case D_MODE:
+		print_mode(f, v);
+		break;
+	case D_MODE_TYPE:
+		print_mode_type(f, v);
+		break;
+	case D_DEV:
+		print_dev(f, v);
+		break;
+	case D_OPEN_FLAGS:
+		print_open_flags(f, v);
+		break;
+	case D_FD_FLAGS:
+		print_flags(f, &xlat_open_flags, v & 0xffffffffu);
+		break;
+	case D_MAP_FLAGS:
+		print_map_flags(f, v);
+		break;
+	case D_CLONE_FLAGS:
+		print_clone_flags(f, v);
+		break;
+	case D_FCNTL_ARG:
+		print_fcntl_arg(f, c, v);
+		break;
+	case D_IOCTL:
+		print_ioctl(f, v);
+		break;
+	case D_IOCTL_ARG:
+		print_ioctl_arg(f, c, v);
+		break;
+	case D_SOCK_TYPE:
+		print_sock_type(f, v);
+		break;
+	case D_SOCK_PROTO:
+		print_sock_proto(f, c, v);
+		break;
+	case D_SOCKOPT:
+		print_sockopt(f, c, v);
+		break;
+	case D_STATX_FLAGS:
+		print_statx_flags(f, v);
+		break;
+	case D_FUTEX_OP:
+		print_futex_op(f, v);
+		break;
 	case D_DIRFD:
 		if ((int32_t)v == (int32_t)SV_AT_FDCWD)
 			fputs("AT_FDCWD", f);

@@ -21,4 +21,10 @@ void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, const char *arg,
  * fcntl's argument of F_GETFL, ...). */
 bool sv_decode_shown(const struct sv_call_fmt *c, const char *arg);
 
+/* syscalls_fmt.c: whether the table names argument arg of syscall. */
+bool sv_fmt_has_arg(const char *syscall, const char *arg);
+
+/* The first decoder whose argument the table does not have, or NULL. */
+const char *sv_decode_unknown_arg(void);
+
 #endif /* PBT_SYSCALLS_DECODE_H */

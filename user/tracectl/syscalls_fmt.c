@@ -43,6 +43,17 @@ static const struct sv_proto *find_proto(const char *name)
 		       sizeof(protos[0]), by_name);
 }
 
+bool sv_fmt_has_arg(const char *syscall, const char *arg)
+{
+	const struct sv_proto *p = find_proto(syscall);
+	unsigned int i;
+
+	for (i = 0; p && i < p->nr_args; i++)
+		if (!strcmp(p->args[i].name, arg))
+			return true;
+	return false;
+}
+
 /* A string as C would write it, so a name with odd bytes stays readable. */
 static void fmt_quoted(FILE *f, const char *s)
 {
