@@ -148,8 +148,9 @@ def pid_map(spid, tid, st, tc):
 
 
 def repid(text, pids):
-    """A pid of strace's run as the same process's pid in tracectl's."""
-    if re.fullmatch(r'-?\d+', text) and abs(int(text)) in pids:
+    """A pid of strace's run as the same process's pid in tracectl's (a
+    decimal: 0600 is a mode)."""
+    if re.fullmatch(r'-?[1-9]\d*', text) and abs(int(text)) in pids:
         return str(pids[abs(int(text))] * (-1 if text.startswith('-') else 1))
     return text
 
