@@ -339,14 +339,23 @@ enum dec {
 	D_FUTEX_OP, D_DIRFD, D_IOCTL_ARG,
 };
 
+/* Whether strace shows the argument (and the kernel reads it): always,
+ * when argument ref has one of mask's bits, all of them, makes a device,
+ * or by fcntl's and ioctl's command. */
+enum shown { ALWAYS, IF_ANY, IF_ALL, IF_DEVICE, IF_FCNTL_ARG, IF_IOCTL_ARG };
+
 struct decoder {
 	const char *syscall, *arg;
 	enum dec dec;
 	const struct sv_xlat_table *t;
+	enum shown shown;
+	unsigned int ref;
+	uint64_t mask;
 };
 
-#define X(s, a, t) { s, a, D_XLAT, &xlat_##t }
-#define D(s, a, d) { s, a, d, NULL }
+#define X(s, a, t) { s, a, D_XLAT, &xlat_##t, ALWAYS, 0, 0 }
+#define D(s, a, d) { s, a, d, NULL, ALWAYS, 0, 0 }
+#define S(s, a, d, shown, ref, mask) { s, a, d, NULL, shown, ref, mask }
 
 /* Sorted at first use: by syscall, then argument. */
 static struct decoder decoders[] = {
@@ -357,7 +366,7 @@ static struct decoder decoders[] = {
 	D("mprotect", "start", D_ADDR), X("mprotect", "prot", prot),
 	D("pkey_mprotect", "start", D_ADDR), X("pkey_mprotect", "prot", prot),
 	D("mremap", "addr", D_ADDR), X("mremap", "flags", mremap),
-	D("mremap", "new_addr", D_ADDR),
+	S("mremap", "new_addr", D_ADDR, IF_ALL, 3, SV_MREMAP_MAYMOVE | SV_MREMAP_FIXED),
 	D("msync", "start", D_ADDR), X("msync", "flags", msync),
 	D("madvise", "start", D_ADDR), X("madvise", "behavior", madvise),
 	X("process_madvise", "behavior", madvise),
@@ -369,6 +378,9 @@ static struct decoder decoders[] = {
 	/* files */
 	D("open", "flags", D_OPEN_FLAGS), D("openat", "flags", D_OPEN_FLAGS),
 	D("mq_open", "oflag", D_OPEN_FLAGS),
+	S("open", "mode", D_MODE, IF_ANY, 1, SV_O_CREAT | SV___O_TMPFILE),
+	S("openat", "mode", D_MODE, IF_ANY, 2, SV_O_CREAT | SV___O_TMPFILE),
+	S("mq_open", "mode", D_MODE, IF_ANY, 1, SV_O_CREAT),
 	D("pipe2", "flags", D_FD_FLAGS), D("dup3", "flags", D_FD_FLAGS),
 	D("userfaultfd", "flags", D_FD_FLAGS),
 	X("lseek", "whence", whence),
@@ -381,11 +393,11 @@ static struct decoder decoders[] = {
 	D("statx", "flags", D_STATX_FLAGS), X("statx", "mask", statx_mask),
 	X("renameat2", "flags", rename),
 	D("mknod", "mode", D_MODE_TYPE), D("mknodat", "mode", D_MODE_TYPE),
-	D("mknod", "dev", D_DEV), D("mknodat", "dev", D_DEV),
+	S("mknod", "dev", D_DEV, IF_DEVICE, 1, 0), S("mknodat", "dev", D_DEV, IF_DEVICE, 2, 0),
 	D("umask", "mask", D_MODE),
-	X("fcntl", "cmd", fcntl_cmd), D("fcntl", "arg", D_FCNTL_ARG),
+	X("fcntl", "cmd", fcntl_cmd), S("fcntl", "arg", D_FCNTL_ARG, IF_FCNTL_ARG, 1, 0),
 	X("flock", "cmd", flock),
-	D("ioctl", "cmd", D_IOCTL), D("ioctl", "arg", D_IOCTL_ARG),
+	D("ioctl", "cmd", D_IOCTL), S("ioctl", "arg", D_IOCTL_ARG, IF_IOCTL_ARG, 1, 0),
 	X("fadvise64", "advice", fadvise),
 	X("fallocate", "mode", falloc),
 	X("sync_file_range", "flags", sync_range),
@@ -401,7 +413,9 @@ static struct decoder decoders[] = {
 	X("timerfd_settime", "flags", tfd_set),
 	/* processes and signals */
 	D("clone", "clone_flags", D_CLONE_FLAGS), D("clone", "newsp", D_ADDR),
-	D("clone", "tls", D_HEX),
+	S("clone", "parent_tidptr", D_ADDR, IF_ANY, 0, SV_CLONE_PARENT_SETTID | SV_CLONE_PIDFD),
+	S("clone", "child_tidptr", D_ADDR, IF_ANY, 0, SV_CLONE_CHILD_SETTID | SV_CLONE_CHILD_CLEARTID),
+	S("clone", "tls", D_HEX, IF_ANY, 0, SV_CLONE_SETTLS),
 	X("unshare", "unshare_flags", unshare), X("setns", "flags", unshare),
 	X("wait4", "options", wait_options),
 	X("waitid", "which", idtype), X("waitid", "options", wait_options),
@@ -450,7 +464,7 @@ static int by_call(const void *a, const void *b)
 static const struct decoder *find_decoder(const char *syscall, const char *arg)
 {
 	static bool sorted;
-	struct decoder key = { syscall, arg, D_XLAT, NULL };
+	struct decoder key = { syscall, arg, D_XLAT, NULL, ALWAYS, 0, 0 };
 
 	if (!syscall)
 		return NULL;
@@ -590,10 +604,29 @@ static void print_dec(FILE *f, const struct sv_call_fmt *c, enum dec d,
 	}
 }
 
-void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, const char *arg,
-		   char kind, uint64_t v)
+/* Generic ways, by the argument's name and type, for those no decoder
+ * names: negative, so that a how >= 0 is an index into decoders. */
+enum { HOW_KIND = -1, HOW_DIRFD = -2, HOW_FD = -3, HOW_ID = -4 };
+
+int sv_decode_how(const char *syscall, const char *arg)
 {
-	const struct decoder *d = find_decoder(c->name, arg);
+	const struct decoder *d = find_decoder(syscall, arg);
+
+	if (d)
+		return (int)(d - decoders);
+	if (is_dirfd(arg))
+		return HOW_DIRFD;
+	if (is_fd(arg))
+		return HOW_FD;
+	if (is_id(arg))
+		return HOW_ID;
+	return HOW_KIND;
+}
+
+void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, int how, char kind,
+		   uint64_t v)
+{
+	const struct decoder *d = how >= 0 ? &decoders[how] : NULL;
 
 	if (d) {
 		/* an int argument is its register's low half: the kernel's
@@ -608,14 +641,12 @@ void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, const char *arg,
 		print_ptr(f, v);
 	} else if (kind == 'm') {
 		print_mode(f, v);
-	} else if (is_dirfd(arg)) {
+	} else if (how == HOW_DIRFD) {
 		print_dec(f, c, D_DIRFD, NULL, v);
-	} else if (is_fd(arg)) {
+	} else if (how == HOW_FD || kind == 'i') {
 		fprintf(f, "%d", (int32_t)v);
-	} else if (is_id(arg) && (uint32_t)v == UINT32_MAX) {
+	} else if (how == HOW_ID && (uint32_t)v == UINT32_MAX) {
 		fputs("-1", f);
-	} else if (kind == 'i') {
-		fprintf(f, "%d", (int32_t)v);
 	} else if (kind == 'u') {
 		fprintf(f, "%u", (uint32_t)v);
 	} else if (kind == 'l') {
@@ -625,12 +656,6 @@ void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, const char *arg,
 	}
 }
 
-static bool is(const struct sv_call_fmt *c, const char *syscall,
-	       const char *arg, const char *name)
-{
-	return !strcmp(c->name, syscall) && !strcmp(arg, name);
-}
-
 /*
  * What strace leaves out, so the lines compare, and what the kernel does
  * not read either: open's mode unless it creates (O_CREAT, O_TMPFILE),
@@ -638,41 +663,33 @@ static bool is(const struct sv_call_fmt *c, const char *syscall,
  * the commands that take none, mremap's new address unless it moves to
  * one, clone's TIDs and TLS unless its flags ask for them.
  */
-bool sv_decode_shown(const struct sv_call_fmt *c, const char *arg)
+bool sv_decode_shown(const struct sv_call_fmt *c, int how)
 {
+	const struct decoder *d = how >= 0 ? &decoders[how] : NULL;
 	uint64_t v;
 
-	if (!c->name)
+	if (!d || d->shown == ALWAYS)
 		return true;
-	if (is(c, "open", arg, "mode") || is(c, "openat", arg, "mode"))
-		return c->args[!strcmp(c->name, "openat") + 1] &
-		       (SV_O_CREAT | SV___O_TMPFILE);
-	if (is(c, "mq_open", arg, "mode"))
-		return c->args[1] & SV_O_CREAT;
-	if (is(c, "mknod", arg, "dev") || is(c, "mknodat", arg, "dev")) {
-		v = c->args[!strcmp(c->name, "mknodat") + 1] & SV_S_IFMT;
+	v = c->args[d->ref];
+	switch (d->shown) {
+	case IF_ANY:
+		return v & d->mask;
+	case IF_ALL:
+		return (v & d->mask) == d->mask;
+	case IF_DEVICE:
+		v &= SV_S_IFMT;
 		return v == SV_S_IFCHR || v == SV_S_IFBLK;
-	}
-	if (is(c, "fcntl", arg, "arg")) {
-		v = c->args[1] & 0xffffffffu;
+	case IF_FCNTL_ARG:
+		v &= 0xffffffffu;
 		return v != SV_F_GETFD && v != SV_F_GETFL && v != SV_F_GETOWN &&
 		       v != SV_F_GETSIG && v != SV_F_GETLEASE &&
 		       v != SV_F_GETPIPE_SZ && v != SV_F_GET_SEALS;
-	}
-	if (is(c, "ioctl", arg, "arg")) {
-		v = c->args[1] & 0xffffffffu;
+	case IF_IOCTL_ARG:
+		v &= 0xffffffffu;
 		return v != SV_FIOCLEX && v != SV_FIONCLEX && v != SV_TIOCEXCL &&
 		       v != SV_TIOCNXCL && v != SV_TIOCNOTTY && v != SV_TIOCCONS &&
 		       v != SV_TIOCSBRK && v != SV_TIOCCBRK && v != SV_TIOCVHANGUP;
+	default:
+		return true;
 	}
-	if (is(c, "mremap", arg, "new_addr"))
-		return (c->args[3] & (SV_MREMAP_MAYMOVE | SV_MREMAP_FIXED)) ==
-		       (SV_MREMAP_MAYMOVE | SV_MREMAP_FIXED);
-	if (is(c, "clone", arg, "parent_tidptr"))
-		return c->args[0] & (SV_CLONE_PARENT_SETTID | SV_CLONE_PIDFD);
-	if (is(c, "clone", arg, "child_tidptr"))
-		return c->args[0] & (SV_CLONE_CHILD_SETTID | SV_CLONE_CHILD_CLEARTID);
-	if (is(c, "clone", arg, "tls"))
-		return c->args[0] & SV_CLONE_SETTLS;
-	return true;
 }

@@ -12,14 +12,18 @@
 
 #include "syscalls_view.h"
 
-/* The value v of argument arg (its name in syscall_defines.txt) of call c;
- * kind is its C type's (syscall_args.sh): s p m U u l i. */
-void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, const char *arg,
-		   char kind, uint64_t v);
+/* How argument arg (its name in syscall_defines.txt) of syscall is
+ * printed: resolved once per argument of the table, then passed below. */
+int sv_decode_how(const char *syscall, const char *arg);
+
+/* The value v of an argument of call c; kind is its C type's
+ * (syscall_args.sh: s p m U u l i). */
+void sv_decode_arg(FILE *f, const struct sv_call_fmt *c, int how, char kind,
+		   uint64_t v);
 
 /* False for an argument strace leaves out (open's mode without O_CREAT,
  * fcntl's argument of F_GETFL, ...). */
-bool sv_decode_shown(const struct sv_call_fmt *c, const char *arg);
+bool sv_decode_shown(const struct sv_call_fmt *c, int how);
 
 /* syscalls_fmt.c: whether the table names argument arg of syscall. */
 bool sv_fmt_has_arg(const char *syscall, const char *arg);

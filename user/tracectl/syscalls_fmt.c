@@ -97,7 +97,7 @@ static void fmt_string_arg(FILE *f, const struct sv_call_fmt *c,
 	const struct sv_str *s = find_str(c, name, k);
 
 	if (!s) {		/* no string in the file: the pointer */
-		sv_decode_arg(f, c, name, 'p', v);
+		sv_decode_arg(f, c, -1, 'p', v);
 		return;
 	}
 	if (!s->value) {
@@ -109,10 +109,30 @@ static void fmt_string_arg(FILE *f, const struct sv_call_fmt *c,
 		fputs("...", f);
 }
 
+#define NR_PROTOS (sizeof(protos) / sizeof(protos[0]))
+
+/* How each argument of p is decoded, found once: a line's cost is then
+ * its printing, not a search by name per argument. */
+static const int *hows_of(const struct sv_proto *p)
+{
+	static int hows[NR_PROTOS][6];
+	static bool found[NR_PROTOS];
+	size_t k = p - protos;
+	unsigned int i;
+
+	if (!found[k]) {
+		for (i = 0; i < p->nr_args; i++)
+			hows[k][i] = sv_decode_how(p->name, p->args[i].name);
+		found[k] = true;
+	}
+	return hows[k];
+}
+
 void sv_fmt_args(FILE *f, const struct sv_call_fmt *c)
 {
 	const struct sv_proto *p = find_proto(c->name);
 	unsigned int i, k = 0, n = p ? p->nr_args : c->nr_args;
+	const int *how = p ? hows_of(p) : NULL;
 	const char *sep = "";
 
 	if (n > c->nr_args)
@@ -124,7 +144,7 @@ void sv_fmt_args(FILE *f, const struct sv_call_fmt *c)
 	for (i = 0; i < n; i++) {
 		const struct sv_arg_desc *d = p ? &p->args[i] : NULL;
 
-		if (d && !sv_decode_shown(c, d->name)) {
+		if (d && !sv_decode_shown(c, how[i])) {
 			k += d->kind == 's';
 			continue;
 		}
@@ -138,7 +158,7 @@ void sv_fmt_args(FILE *f, const struct sv_call_fmt *c)
 		if (d->kind == 's')
 			fmt_string_arg(f, c, d->name, k++, c->args[i]);
 		else
-			sv_decode_arg(f, c, d->name, d->kind, c->args[i]);
+			sv_decode_arg(f, c, how[i], d->kind, c->args[i]);
 	}
 	fputc(')', f);
 }
