@@ -168,9 +168,10 @@ static int spawn(struct trace_run *r)
 		execv(r->path, r->cmd);
 		if (errno == ENOEXEC)
 			run_as_script(r);
+		st = errno;
 		fprintf(stderr, "tracectl: cannot run '%s': %s\n", r->path,
-			strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+			strerror(st));
+		_exit(st == ENOENT ? 127 : 126);
 	}
 	if (waitpid(r->child, &st, WUNTRACED) != r->child || !WIFSTOPPED(st)) {
 		errf("'%s' (pid %d) did not wait for the session to start",
