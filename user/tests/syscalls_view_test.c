@@ -204,7 +204,7 @@ static char *run(bool summary, void (*tweak)(struct sv_opts *),
  * error's exit in a bundle written before its enter's; two getppid of
  * 10 us (0.9 us for the failed one); an openat whose name is unreadable and one cut at the bound; a
  * read still pending; an exit whose enter is before the trace; tid 11
- * ends in exit_group.
+ * ends in exit_group; tid 12 returns from a signal handler.
  */
 static void build(void)
 {
@@ -233,6 +233,9 @@ static void build(void)
 	       sys_exit(70100, 10, nr_openat, -36),
 	       enter(80000, 10, nr_read, 3, 0x5000, 100),
 	       enter(90000, 11, nr_exit_group, 0, 0, 0));
+	/* rt_sigreturn's exit: the kernel's syscall number there is -1 */
+	BUNDLE(0, enter(95000, 12, pbt_syscall_nr("rt_sigreturn"), 0, 0, 0),
+	       sys_exit(95100, 12, -1, 0));
 }
 
 static void test_calls(void)
@@ -273,6 +276,9 @@ static void test_calls(void)
 	    "exit before the trace's enter: [continued]");
 	tap(strstr(out, ":/11 exit_group(error_code: 0)\n") != NULL,
 	    "exit_group: shown without a result, not pending");
+	s = sv_stat_of(v, 0, 12, pbt_syscall_nr("rt_sigreturn"));
+	tap(strstr(out, ":/12 rt_sigreturn() = 0\n") && s && s->calls == 1,
+	    "rt_sigreturn: its exit (syscall number -1) completes it, counted as strace -c does");
 	tap(c.strings == 3 && c.faults == 1 && c.truncated == 1,
 	    "string counts: 3 read, 1 fault, 1 truncated");
 	tap(strstr(out, "getppid") < strstr(out, "     openat "),

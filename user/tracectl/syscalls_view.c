@@ -606,7 +606,10 @@ static void process(struct sv_view *v, struct sv_event *e)
 			drop_open(t);
 		t->call.enter = *e;
 		t->call.open = true;
-	} else if (t->call.open && t->call.enter.id == e->id) {
+	} else if (t->call.open && (t->call.enter.id == e->id || e->id == -1)) {
+		/* -1: the call set the syscall number aside as it returned:
+		 * rt_sigreturn restores the interrupted registers, orig_ax
+		 * -1 among them, so its exit cannot name it */
 		complete(v, t, e);
 	} else {
 		if (t->call.open)

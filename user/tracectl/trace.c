@@ -39,6 +39,7 @@ struct trace_run {
 	char tmp[64];
 	long long time_ms;		/* -t; 0: until the end */
 	char **cmd;			/* -- CMD ARGS */
+	char path[PATH_MAX];		/* CMD found in PATH, as strace does */
 	pid_t child;
 	int status;			/* the child's, from waitpid */
 	bool child_done;
@@ -78,10 +79,80 @@ static int parse_trace(int argc, char **argv, struct trace_run *r)
 }
 
 /*
+ * CMD as strace finds it: a name without a slash is looked up in PATH
+ * here, before the fork, so that the child's one exec is the one that
+ * runs CMD. execvp in the child would try each PATH entry with an execve
+ * of its own, and those failures (ENOENT, ...) would count as CMD's calls,
+ * which strace -f and perf trace never show. An unset PATH is execvp's
+ * default; an empty entry is the current directory. 127 (not found) and
+ * 126 (found, not executable) are the shell's codes for the same.
+ */
+static int resolve_cmd(struct trace_run *r)
+{
+	const char *name = r->cmd[0], *p, *end;
+	char dirs[PATH_MAX];
+	bool denied = false;
+	struct stat st;
+	size_t len;
+
+	if (strchr(name, '/')) {
+		snprintf(r->path, sizeof(r->path), "%s", name);
+		return EXIT_OK;
+	}
+	p = getenv("PATH");
+	if (!p) {
+		if (!confstr(_CS_PATH, dirs, sizeof(dirs)))
+			snprintf(dirs, sizeof(dirs), "/bin:/usr/bin");
+		p = dirs;
+	}
+	for (; *name && p; p = *end ? end + 1 : NULL) {
+		end = strchrnul(p, ':');
+		len = end - p;
+		if (len + strlen(name) + 2 > sizeof(r->path))
+			continue;
+		if (len)
+			snprintf(r->path, sizeof(r->path), "%.*s/%s", (int)len, p, name);
+		else
+			snprintf(r->path, sizeof(r->path), "./%s", name);
+		if (stat(r->path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (!access(r->path, X_OK))
+			return EXIT_OK;
+		denied = true;
+	}
+	r->path[0] = 0;
+	errf("cannot run '%s': %s in PATH (%s)", name,
+	     denied ? "not executable" : "not found",
+	     getenv("PATH") ? getenv("PATH") : "unset");
+	return denied ? 126 : 127;
+}
+
+/* The child, after execv said ENOEXEC: /bin/sh PATH ARGS..., as execvp. */
+static void run_as_script(struct trace_run *r)
+{
+	size_t n = 0;
+	char **argv;
+
+	while (r->cmd[n])
+		n++;
+	argv = calloc(n + 2, sizeof(*argv));
+	if (!argv)
+		return;
+	argv[0] = "sh";
+	argv[1] = r->path;
+	memcpy(argv + 2, r->cmd + 1, n * sizeof(*argv));	/* and the NULL */
+	execv("/bin/sh", argv);
+	errno = ENOEXEC;	/* say why the file itself did not run */
+}
+
+/*
  * The child stops itself, and once the session runs it is continued and
  * becomes CMD: traced from its first instruction, as strace and perf
  * trace do. A stop rather than a pipe to wait on: a pipe's read and close
  * would be the child's own calls in the trace, which strace -f never shows.
+ * The stop comes on the way out of raise()'s tgkill, after its sys_exit:
+ * the first event of the child is the execve of CMD. A file without a
+ * "#!" (ENOEXEC) is run by /bin/sh, as execvp and the shell do.
  */
 static int spawn(struct trace_run *r)
 {
@@ -94,10 +165,13 @@ static int spawn(struct trace_run *r)
 	}
 	if (!r->child) {
 		raise(SIGSTOP);
-		execvp(r->cmd[0], r->cmd);
-		fprintf(stderr, "tracectl: cannot run '%s': %s\n", r->cmd[0],
-			strerror(errno));
-		_exit(127);
+		execv(r->path, r->cmd);
+		if (errno == ENOEXEC)
+			run_as_script(r);
+		st = errno;
+		fprintf(stderr, "tracectl: cannot run '%s': %s\n", r->path,
+			strerror(st));
+		_exit(st == ENOENT ? 127 : 126);
 	}
 	if (waitpid(r->child, &st, WUNTRACED) != r->child || !WIFSTOPPED(st)) {
 		errf("'%s' (pid %d) did not wait for the session to start",
@@ -341,8 +415,13 @@ static int run(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 	struct sv_view *v;
 	int ret, f;
 
-	if (r->cmd && spawn(r))
-		return EXIT_FAIL;
+	if (r->cmd) {
+		ret = resolve_cmd(r);
+		if (ret)
+			return ret;
+		if (spawn(r))
+			return EXIT_FAIL;
+	}
 	ret = setup(nl, r, s);
 	if (r->cmd && ret) {
 		kill(r->child, SIGKILL);	/* never ran CMD: said why */
