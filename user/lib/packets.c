@@ -119,7 +119,8 @@ static int timezone_off_mins(void)
 	return (int)(tm.tm_gmtoff / 60);
 }
 
-int pbt_pkt_system_info(struct pbt_seq *s, struct pbt_rec *r)
+int pbt_pkt_system_info(struct pbt_seq *s, const char *name,
+			struct pbt_rec *r)
 {
 	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	Perfetto__Protos__SystemInfo si = PERFETTO__PROTOS__SYSTEM_INFO__INIT;
@@ -136,6 +137,9 @@ int pbt_pkt_system_info(struct pbt_seq *s, struct pbt_rec *r)
 	un.release = u.release;
 	un.machine = u.machine;
 	si.utsname = &un;
+	/* The machine's name in trace_processor and the UI, and how tracectl
+	 * merge tells hosts apart: the UI says "machine 0" without one. */
+	si.machine_name = name && *name ? (char *)name : u.nodename;
 	si.tracing_service_version = TRACED_VERSION;
 	SET(&si, page_size, (uint32_t)sysconf(_SC_PAGESIZE));
 	SET(&si, num_cpus, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
@@ -146,6 +150,54 @@ int pbt_pkt_system_info(struct pbt_seq *s, struct pbt_rec *r)
 		    (uint64_t)info.totalram * info.mem_unit);
 	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO;
 	p.system_info = &si;
+	return pack(s, &p, r);
+}
+
+/* The 36 characters of @proc/sys/kernel/random/boot_id, a new UUID on
+ * every boot: 0, or -errno if it cannot be read or is no UUID. */
+int pbt_boot_id(const char *proc, char id[PBT_BOOT_ID_LEN + 1])
+{
+	char path[256], buf[64];
+	size_t i, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id", proc);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	if (n != PBT_BOOT_ID_LEN)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		int dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? buf[i] != '-' : !isxdigit((unsigned char)buf[i]))
+			return -EINVAL;
+	}
+	memcpy(id, buf, n);
+	id[n] = '\0';
+	return 0;
+}
+
+int pbt_pkt_trace_attributes(struct pbt_seq *s, const char *boot_id,
+			     struct pbt_rec *r)
+{
+	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	Perfetto__Protos__TraceAttributes ta = PERFETTO__PROTOS__TRACE_ATTRIBUTES__INIT;
+	Perfetto__Protos__TraceAttributes__Attribute a =
+		PERFETTO__PROTOS__TRACE_ATTRIBUTES__ATTRIBUTE__INIT;
+	Perfetto__Protos__TraceAttributes__Attribute *ap = &a;
+
+	a.key = PBT_ATTR_BOOT_ID;
+	a.value_case = PERFETTO__PROTOS__TRACE_ATTRIBUTES__ATTRIBUTE__VALUE_STRING_VALUE;
+	a.string_value = (char *)boot_id;
+	ta.n_attribute = 1;
+	ta.attribute = &ap;
+	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_ATTRIBUTES;
+	p.trace_attributes = &ta;
 	return pack(s, &p, r);
 }
 
