@@ -214,23 +214,54 @@ static const struct {
 };
 #define NR_CLOCKS (sizeof(clocks) / sizeof(clocks[0]))
 
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Every clock once, back to back, so that the pairs describe one instant:
+ * how far that holds is the BOOTTIME that passed from the first read to a
+ * last one. A read preempted half way (a loaded host, a vCPU descheduled)
+ * would relate REALTIME to BOOTTIME milliseconds off, and tracectl merge
+ * places a whole machine by that relation: so the tightest of a few tries.
+ */
+#define SNAPSHOT_TRIES 10
+#define SNAPSHOT_TIGHT_NS 10000
+
+static void read_clocks(uint64_t v[NR_CLOCKS])
+{
+	uint64_t t[NR_CLOCKS], best = UINT64_MAX, span;
+	size_t i, k;
+
+	for (k = 0; k < SNAPSHOT_TRIES && best > SNAPSHOT_TIGHT_NS; k++) {
+		for (i = 0; i < NR_CLOCKS; i++)
+			t[i] = clock_ns(clocks[i].id);
+		span = clock_ns(clocks[0].id) - t[0];	/* clocks[0]: BOOTTIME */
+		if (span < best) {
+			best = span;
+			memcpy(v, t, sizeof(t));
+		}
+	}
+}
+
 int pbt_pkt_clock_snapshot(struct pbt_seq *s, struct pbt_rec *r)
 {
 	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
 	Perfetto__Protos__ClockSnapshot__Clock c[NR_CLOCKS];
 	Perfetto__Protos__ClockSnapshot__Clock *cp[NR_CLOCKS];
+	uint64_t v[NR_CLOCKS];
 	size_t i;
 
-	/* Read back to back so the pairs describe one instant. */
+	read_clocks(v);
 	for (i = 0; i < NR_CLOCKS; i++) {
-		struct timespec ts;
-
-		clock_gettime(clocks[i].id, &ts);
 		perfetto__protos__clock_snapshot__clock__init(&c[i]);
 		SET(&c[i], clock_id, clocks[i].builtin);
-		SET(&c[i], timestamp, (uint64_t)ts.tv_sec * 1000000000ull +
-					      (uint64_t)ts.tv_nsec);
+		SET(&c[i], timestamp, v[i]);
 		cp[i] = &c[i];
 	}
 	cs.n_clocks = NR_CLOCKS;
