@@ -112,6 +112,37 @@ else
 	ok "trace_processor: every machine apart and in place # SKIP $TP_WHY"
 fi
 
+# ---- records whose length takes more bytes than it needs -----------------------
+# The kernel writes a packet's length as a padded varint (kmod/core/pb.h):
+# hostA's file so, split out again, must merge the same.
+/usr/bin/python3 -c 'import sys
+d = open(sys.argv[1], "rb").read()
+out, i = bytearray(), 0
+def varint(d, i):
+    v = s = 0
+    while True:
+        b = d[i]; i += 1; v |= (b & 0x7f) << s; s += 7
+        if b < 0x80:
+            return v, i
+while i < len(d):
+    assert d[i] == 0x0a
+    n, j = varint(d, i + 1)
+    out += bytes([0x0a] + [(n >> (7 * k) & 0x7f) | 0x80 for k in range(4)] + [n >> 28]) + d[j:j + n]
+    i = j + n
+open(sys.argv[2], "wb").write(out)' hostA.pftrace padded.pftrace
+"$T" merge -o p.tar hostB.pftrace padded.pftrace >out 2>&1
+check "a file whose records have padded lengths, split: exit 0" test $? = 0 || sed 's/^/# /' out
+check "its host's part keeps its padded records (larger, the same decode), the split machine's part is the plain file's" \
+	eval 'tar -xOf p.tar 002-padded.machine1.pftrace | cmp - <(tar -xOf m.tar 003-hostA.machine1.pftrace) &&
+	      tar -xOf p.tar 001-padded.pftrace | decode | cmp - hostA.part.txt &&
+	      (( $(tar -xOf p.tar 001-padded.pftrace | wc -c) > $(tar -xOf m.tar 002-hostA.pftrace | wc -c) ))'
+if tp_available; then
+	read -r first gap n < <(/usr/bin/python3 "$SYNTH" expect hostB)
+	check "trace_processor: every machine of the padded file at its true instant" test \
+		"$(tp_query p.tar "select count(distinct m.name), min(e.ts), max(e.ts) from ftrace_event e
+			join cpu c using (ucpu) join machine m on c.machine_id = m.id")" = "5|$first|$((first + (n - 1) * gap))"
+fi
+
 # ---- one file with a relayed machine that rebooted ---------------------------
 "$T" merge -o r.tar reboot.pftrace alone.pftrace >out 2>&1
 check "merge of a file with one guest's two boots: exit 0" test $? = 0

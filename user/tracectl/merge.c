@@ -262,8 +262,9 @@ static uint64_t record_bytes(size_t len)
 	return len + trace_record_header(hdr, len);
 }
 
+/* The packet @pkt, @len bytes, of the record of @rec_len bytes at @off. */
 static int read_packet(struct input *f, const uint8_t *pkt, size_t len,
-		       uint64_t off)
+		       size_t rec_len, uint64_t off)
 {
 	struct trace_fields tf;
 	struct relayed *m = NULL;
@@ -289,7 +290,9 @@ static int read_packet(struct input *f, const uint8_t *pkt, size_t len,
 			m->bytes += record_bytes(stripped);
 		}
 	} else {
-		f->host_bytes += record_bytes(len);
+		/* As it is in the file: the kernel may write a record's
+		 * length in more bytes than it needs. */
+		f->host_bytes += rec_len;
 	}
 	if (!wanted(&tf))
 		return 0;
@@ -343,7 +346,7 @@ static int walk(struct input *f)
 			     f->path, (unsigned long long)off, f->len);
 			return -1;
 		}
-		if (read_packet(f, pkt, len, off))
+		if (read_packet(f, pkt, len, (size_t)(p - f->data - off), off))
 			return -1;
 	}
 	return 0;
