@@ -824,6 +824,7 @@ static int write_archive(struct merge *mg, const char *out)
 	struct pbt_tar t = { .fd = -1 };
 	char tmp[PATH_MAX];
 	mode_t mask;
+	int ret;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", out) >= (int)sizeof(tmp)) {
 		errf("-o %s: path too long", out);
@@ -836,16 +837,21 @@ static int write_archive(struct merge *mg, const char *out)
 	}
 	mask = umask(0);
 	umask(mask);
-	if (fchmod(t.fd, 0666 & ~mask) || write_members(mg, &t) || fsync(t.fd) ||
-	    close(t.fd) || rename(tmp, out)) {
-		if (!t.err[0])
-			snprintf(t.err, sizeof(t.err), "%s", strerror(errno));
-		errf("writing %s failed: %s; nothing written", out, t.err);
-		close(t.fd);
-		unlink(tmp);
-		return EXIT_BAD_OUTPUT;
-	}
+	if (fchmod(t.fd, 0666 & ~mask) || write_members(mg, &t) || fsync(t.fd))
+		goto fail;
+	ret = close(t.fd);
+	t.fd = -1;
+	if (ret || rename(tmp, out))
+		goto fail;
 	return EXIT_OK;
+fail:
+	if (!t.err[0])
+		snprintf(t.err, sizeof(t.err), "%s", strerror(errno));
+	errf("writing %s failed: %s; nothing written", out, t.err);
+	if (t.fd >= 0)
+		close(t.fd);
+	unlink(tmp);
+	return EXIT_BAD_OUTPUT;
 }
 
 /* ---- the command ---------------------------------------------------------- */
