@@ -14,7 +14,6 @@
 #define WIRE_LEN 2
 #define WIRE_I32 5
 
-#define PACKET_MACHINE_ID 98	/* TracePacket.machine_id */
 
 static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
@@ -107,6 +106,17 @@ static int next_field(const uint8_t **p, const uint8_t *end, uint32_t *nr,
 	return 1;
 }
 
+/* TracePacket.machine_id's number, as proto/trace.proto gives it. */
+static uint32_t machine_id_field(void)
+{
+	static uint32_t nr;
+
+	if (!nr)
+		nr = protobuf_c_message_descriptor_get_field_by_name(
+			&perfetto__protos__trace_packet__descriptor, "machine_id")->id;
+	return nr;
+}
+
 int trace_packet_fields(const uint8_t *pkt, size_t len,
 			struct trace_fields *f)
 {
@@ -118,7 +128,7 @@ int trace_packet_fields(const uint8_t *pkt, size_t len,
 	while (p < end) {
 		if (next_field(&p, end, &nr, &v) < 0)
 			return -1;
-		if (nr == PACKET_MACHINE_ID)
+		if (nr == machine_id_field())
 			f->machine_id = (uint32_t)v;
 		else if (nr < 64 * sizeof(f->has) / sizeof(f->has[0]))
 			f->has[nr / 64] |= 1ull << (nr % 64);
@@ -144,7 +154,7 @@ size_t trace_packet_strip_machine(const uint8_t *pkt, size_t len,
 		field = p;
 		if (next_field(&p, end, &nr, &v) < 0)
 			return (size_t)-1;
-		if (nr == PACKET_MACHINE_ID)
+		if (nr == machine_id_field())
 			continue;
 		if (out)
 			memmove(out + n, field, (size_t)(p - field));
