@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Network helper of multimachine_test.sh: the two guests' barriers and the
- * UDP echo whose syscalls the causality check reads from the trace.
+ * Network helper of multimachine_test.sh and merge_test.sh: the guests'
+ * barriers, the UDP echo whose syscalls the causality check reads from the
+ * trace, and the wall clock sync that stands in for NTP between hosts.
  *
  *   mm_net wait PORT SECS            TCP: accept one peer, print the line it
  *                                    sent; exit 1 if none came within SECS
@@ -15,6 +16,15 @@
  *                                    messages as echo does
  *   mm_net vping CID PORT N GAP_MS   vsock stream: connect to CID (retrying
  *                                    until 60 s), then ping's N rounds
+ *   mm_net tserve PORT N SECS        UDP: answer N datagrams with this
+ *                                    machine's CLOCK_REALTIME
+ *   mm_net tsync ADDR PORT N GAP_MS [set]
+ *                                    UDP: N rounds against tserve; each
+ *                                    bounds the wall clock offset (server
+ *                                    minus here); print the window all
+ *                                    allow; "set": step CLOCK_REALTIME by
+ *                                    its middle (what NTP does for the
+ *                                    hosts of tracectl merge's test)
  *
  * echo and ping print key=value lines (pid, rounds, RTTs) for the test.
  * Both use exactly one sendto and one recvfrom per datagram, so the i-th
@@ -25,6 +35,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +43,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/timex.h>
 #include <linux/vm_sockets.h>
 
 /* A lost echo under TCG is late by milliseconds, never by seconds. */
@@ -45,7 +57,9 @@ static void usage(void)
 		"       mm_net echo PORT N SECS\n"
 		"       mm_net ping ADDR PORT N GAP_MS\n"
 		"       mm_net vecho PORT N SECS\n"
-		"       mm_net vping CID PORT N GAP_MS\n");
+		"       mm_net vping CID PORT N GAP_MS\n"
+		"       mm_net tserve PORT N SECS\n"
+		"       mm_net tsync ADDR PORT N GAP_MS [set]\n");
 	exit(2);
 }
 
@@ -69,6 +83,14 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
 static struct sockaddr_in addr_of(const char *ip, long port)
@@ -346,6 +368,103 @@ static int do_vping(long cid, long port, long n, long gap_ms)
 	return ping_rounds(fd, NULL, n, gap_ms);
 }
 
+/* Each datagram back with the time here, read between its receive and
+ * the reply: the client's round trip holds that instant. */
+static int do_tserve(long port, long n, long secs)
+{
+	int fd = bound_socket(SOCK_DGRAM, port);
+	struct sockaddr_in from;
+	socklen_t flen;
+	int64_t buf[4];
+	long i;
+
+	set_timeout(fd, secs);
+	for (i = 0; i < n; i++) {
+		flen = sizeof(from);
+		if (recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+			     &flen) != sizeof(buf)) {
+			fprintf(stderr, "mm_net: tserve: datagram %ld of %ld: %s\n",
+				i, n, strerror(errno));
+			break;
+		}
+		buf[1] = realtime_ns();
+		if (sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, flen) !=
+		    sizeof(buf)) {
+			fprintf(stderr, "mm_net: tserve: sendto: %s\n", strerror(errno));
+			break;
+		}
+	}
+	printf("served=%ld\n", i);
+	return i == n ? 0 : 1;
+}
+
+/*
+ * A round sent here at t1 and back at t4 saw the server's clock read s in
+ * between: server minus here lies in [s - t4, s - t1]. Every round must
+ * hold for one offset (the clocks run at one rate over seconds), so the
+ * window is the intersection, its middle the estimate, good to half its
+ * width: tighter than NTP's best round alone.
+ */
+static int do_tsync(const char *ip, long port, long n, long gap_ms, bool set)
+{
+	struct sockaddr_in to = addr_of(ip, port);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int64_t lo = INT64_MIN, hi = INT64_MAX, rtt = INT64_MAX, mid;
+	struct timex tx = { .modes = ADJ_SETOFFSET | ADJ_NANO };
+	int64_t buf[4];
+	long i;
+
+	if (fd < 0) {
+		perror("mm_net: tsync: socket");
+		return 1;
+	}
+	set_timeout(fd, ECHO_TIMEOUT_S);
+	for (i = 0; i < n; i++) {
+		int64_t t1, t4;
+
+		buf[0] = i;
+		t1 = realtime_ns();
+		if (sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&to, sizeof(to)) !=
+		    sizeof(buf) || recvfrom(fd, buf, sizeof(buf), 0, NULL, NULL) != sizeof(buf) ||
+		    buf[0] != i) {
+			fprintf(stderr, "mm_net: tsync: round %ld of %ld: no answer\n", i, n);
+			return 1;
+		}
+		t4 = realtime_ns();
+		if (buf[1] - t4 > lo)
+			lo = buf[1] - t4;
+		if (buf[1] - t1 < hi)
+			hi = buf[1] - t1;
+		if (t4 - t1 < rtt)
+			rtt = t4 - t1;
+		if (gap_ms)
+			usleep(gap_ms * 1000);
+	}
+	printf("rounds=%ld\nrtt_min_ns=%lld\nwindow_lo_ns=%lld\nwindow_hi_ns=%lld\n", n,
+	       (long long)rtt, (long long)lo, (long long)hi);
+	if (!n || lo > hi) {
+		fprintf(stderr, "mm_net: tsync: the rounds allow no common offset (%lld > %lld)\n",
+			(long long)lo, (long long)hi);
+		return 1;
+	}
+	mid = lo + (hi - lo) / 2;
+	printf("offset_ns=%lld\n", (long long)mid);
+	if (!set)
+		return 0;
+	tx.time.tv_sec = mid / 1000000000ll;
+	tx.time.tv_usec = mid % 1000000000ll;	/* ns with ADJ_NANO */
+	if (tx.time.tv_usec < 0) {
+		tx.time.tv_sec--;
+		tx.time.tv_usec += 1000000000ll;
+	}
+	if (clock_adjtime(CLOCK_REALTIME, &tx) < 0) {
+		perror("mm_net: tsync: clock_adjtime");
+		return 1;
+	}
+	printf("stepped_ns=%lld\n", (long long)mid);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "wait"))
@@ -365,6 +484,13 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "vping"))
 		return do_vping(num(argv[2], "CID"), num(argv[3], "PORT"),
 				num(argv[4], "N"), num(argv[5], "GAP_MS"));
+	if (argc == 5 && !strcmp(argv[1], "tserve"))
+		return do_tserve(num(argv[2], "PORT"), num(argv[3], "N"),
+				 num(argv[4], "SECS"));
+	if ((argc == 6 || (argc == 7 && !strcmp(argv[6], "set"))) &&
+	    !strcmp(argv[1], "tsync"))
+		return do_tsync(argv[2], num(argv[3], "PORT"), num(argv[4], "N"),
+				num(argv[5], "GAP_MS"), argc == 7);
 	usage();
 	return 2;
 }

@@ -28,8 +28,8 @@ tctl() { timeout 60 "$U/tracectl" "$@"; }
 W=$(mktemp -d /tmp/multimachine.XXXXXX)
 
 TRACED=
-start_traced() {
-	"$U/traced" 2>"$W/traced.log" &
+start_traced() {	# [traced's options]
+	"$U/traced" "$@" 2>"$W/traced.log" &
 	TRACED=$!
 	wait_for 300 grep -q ready "$W/traced.log"
 }

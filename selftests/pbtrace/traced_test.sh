@@ -189,6 +189,11 @@ basic_system_info() {
 	field "$want" num_cpus
 	field "$(awk '/^MemTotal:/ {print $2 * 1024}' /proc/meminfo)" system_ram_bytes
 	field "$(getconf CLK_TCK)" hz
+	field "\"$(uname -n)\"" machine_name
+	# Which boot the file holds (tracectl merge's identity of the file).
+	v=$(section trace_attributes "$1" | awk '$1 == "key:" {k = $2} $1 == "string_value:" && k == "\"pbtrace.boot_id\"" {print $2}')
+	check "basic: trace_attributes pbtrace.boot_id $v is this boot's" \
+		test "$v" = "\"$(cat /proc/sys/kernel/random/boot_id)\""
 }
 
 # tracectl record's progress, one line a second when not on a terminal:

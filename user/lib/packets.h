@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * traced's own packets: trace_config, system_info, clock_snapshot,
- * process_tree, process_stats, sys_stats, service_event, trigger,
- * ftrace_stats and trace_stats. Each builder returns one whole Trace.packet
+ * traced's own packets: trace_config, system_info, trace_attributes,
+ * clock_snapshot, process_tree, process_stats, sys_stats, service_event,
+ * trigger, ftrace_stats and trace_stats. Each builder returns one whole Trace.packet
  * record (0x0A, length, TracePacket) ready to append to the file, built
  * with the protobuf-c code generated from proto/trace.proto.
  *
@@ -56,7 +56,16 @@ enum pbt_service_event {
 /* All return 0 or -errno (-ENOMEM; -ENOENT if @proc cannot be read). */
 int pbt_pkt_trace_config(struct pbt_seq *s, const void *cfg, size_t len,
 			 struct pbt_rec *r);
-int pbt_pkt_system_info(struct pbt_seq *s, struct pbt_rec *r);
+/* @name: SystemInfo.machine_name, NULL or "" for the nodename (uname -n). */
+int pbt_pkt_system_info(struct pbt_seq *s, const char *name,
+			struct pbt_rec *r);
+/* Which boot of the machine a file holds: a trace_attributes packet with
+ * PBT_ATTR_BOOT_ID, the UUID pbt_boot_id() read. */
+#define PBT_ATTR_BOOT_ID "pbtrace.boot_id"
+#define PBT_BOOT_ID_LEN 36
+int pbt_boot_id(const char *proc, char id[PBT_BOOT_ID_LEN + 1]);
+int pbt_pkt_trace_attributes(struct pbt_seq *s, const char *boot_id,
+			     struct pbt_rec *r);
 int pbt_pkt_clock_snapshot(struct pbt_seq *s, struct pbt_rec *r);
 /* @proc: "/proc" (tests pass a fixture tree). */
 int pbt_pkt_process_tree(struct pbt_seq *s, const char *proc,

@@ -365,17 +365,29 @@ static void test_system_info_clocks(void)
 	int boot = 0, n_ok = 0;
 
 	uname(&u);
-	ok(pbt_pkt_system_info(&seq, &r) == 0 && (p = decode(&r)) &&
+	ok(pbt_pkt_system_info(&seq, NULL, &r) == 0 && (p = decode(&r)) &&
 	   p->system_info->utsname &&
+	   p->system_info->machine_name &&
+	   !strcmp(p->system_info->machine_name, u.nodename) &&
 	   !strcmp(p->system_info->utsname->machine, u.machine) &&
 	   !strcmp(p->system_info->utsname->release, u.release) &&
 	   p->system_info->num_cpus == (uint32_t)sysconf(_SC_NPROCESSORS_CONF) &&
 	   p->system_info->page_size == (uint32_t)sysconf(_SC_PAGESIZE) &&
 	   p->system_info->system_ram_bytes > 0 && p->system_info->hz > 0,
-	   "system_info: utsname machine %s, cpus, page size, RAM, hz", u.machine);
+	   "system_info: utsname machine %s, cpus, page size, RAM, hz, machine_name the nodename %s",
+	   u.machine, u.nodename);
 	ok(p && p->has_previous_packet_dropped &&
 	   (p->previous_packet_dropped & 1) && seq.gap == 0,
 	   "packet: a reattach gap is marked once");
+	if (p)
+		perfetto__protos__trace_packet__free_unpacked(p, NULL);
+	free(r.data);
+
+	p = NULL;
+	ok(pbt_pkt_system_info(&seq, "web1", &r) == 0 && (p = decode(&r)) &&
+	   p->system_info->machine_name &&
+	   !strcmp(p->system_info->machine_name, "web1"),
+	   "system_info: --machine-name's name instead of the nodename");
 	if (p)
 		perfetto__protos__trace_packet__free_unpacked(p, NULL);
 	free(r.data);
@@ -397,6 +409,37 @@ static void test_system_info_clocks(void)
 			       c->timestamp == p->timestamp;
 	}
 	ok(n_ok == 6 && boot, "clock_snapshot: BOOTTIME is the packet time");
+	if (p)
+		perfetto__protos__trace_packet__free_unpacked(p, NULL);
+	free(r.data);
+}
+
+static void test_boot_id(void)
+{
+	struct pbt_seq seq = { .id = PBT_TRACED_SEQ_BASE };
+	Perfetto__Protos__TracePacket *p = NULL;
+	Perfetto__Protos__TraceAttributes__Attribute *a;
+	char id[PBT_BOOT_ID_LEN + 1];
+	struct pbt_rec r;
+
+	ok(pbt_boot_id(FIX, id) == 0 &&
+	   !strcmp(id, "6f1d2c3b-4a59-4876-9950-a1b2c3d4e5f6"),
+	   "boot id: the fixture's boot_id, newline dropped");
+	ok(pbt_boot_id("/proc", id) == 0 && strlen(id) == PBT_BOOT_ID_LEN,
+	   "boot id: this machine's, %s", id);
+	ok(pbt_boot_id("/nonexistent", id) == -ENOENT, "boot id: no procfs: -ENOENT");
+	ok(pbt_boot_id("tests/fixtures/badproc", id) == -EINVAL,
+	   "boot id: not a UUID: -EINVAL");
+	ok(pbt_pkt_trace_attributes(&seq, "6f1d2c3b-4a59-4876-9950-a1b2c3d4e5f6", &r) == 0 &&
+	   (p = decode(&r)) && p->data_case ==
+	   PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_ATTRIBUTES &&
+	   p->trace_attributes->n_attribute == 1 &&
+	   (a = p->trace_attributes->attribute[0]) &&
+	   !strcmp(a->key, "pbtrace.boot_id") && a->value_case ==
+	   PERFETTO__PROTOS__TRACE_ATTRIBUTES__ATTRIBUTE__VALUE_STRING_VALUE &&
+	   !strcmp(a->string_value, "6f1d2c3b-4a59-4876-9950-a1b2c3d4e5f6") &&
+	   p->has_timestamp && p->trusted_packet_sequence_id == PBT_TRACED_SEQ_BASE,
+	   "trace_attributes: pbtrace.boot_id, on traced's sequence, stamped");
 	if (p)
 		perfetto__protos__trace_packet__free_unpacked(p, NULL);
 	free(r.data);
@@ -586,6 +629,7 @@ int main(int argc, char **argv)
 	test_sys_stats();
 	test_live_proc();
 	test_system_info_clocks();
+	test_boot_id();
 	test_config_trigger_stats();
 	test_machine_stats();
 	test_read_remote_old();

@@ -79,6 +79,13 @@ void usage(FILE *f)
 "        Name the user frames of FILE's stack samples from the binaries'\n"
 "        ELF symbols (Perfetto ModuleSymbols packets, appended); traced\n"
 "        does it when it finishes a file with stacks.\n"
+"  merge -o OUT.tar FILE...\n"
+"        Several machines' files (each host's with its relayed machines)\n"
+"        as one archive that trace_processor and the Perfetto UI open as\n"
+"        one trace: a perfetto_manifest names each file's machines by the\n"
+"        file's own identity (machine name, boot id); clocks meet through\n"
+"        each host's REALTIME, as its clock snapshots measured it. Hosts'\n"
+"        wall clocks must agree (NTP).\n"
 "  --help\n"
 "\n"
 "Exit status:\n"
@@ -115,6 +122,7 @@ int main(int argc, char **argv)
 		{ "trace", cmd_trace },
 		{ "report", cmd_report },
 		{ "symbolize", cmd_symbolize },
+		{ "merge", cmd_merge },
 	};
 	struct sigaction sa = { .sa_handler = on_sigint };
 	size_t i;

@@ -364,7 +364,9 @@ static void add_packet(struct sv_view *v, const Perfetto__Protos__TracePacket *p
 		break;
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO:
 		mm = machine(v, m);
-		if (si->machine_name && *si->machine_name)
+		/* This machine stays "host", the word configs use for it,
+		 * whatever name traced gave it. */
+		if (m && si->machine_name && *si->machine_name)
 			snprintf(mm->name, sizeof(mm->name), "%s", si->machine_name);
 		else if (m && !mm->name[0] && si->utsname && si->utsname->release)
 			snprintf(mm->name, sizeof(mm->name), "%s %s",

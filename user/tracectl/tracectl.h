@@ -212,5 +212,7 @@ int cmd_report(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 /* symbolize.c */
 int cmd_symbolize(int argc, char **argv);
+/* merge.c */
+int cmd_merge(int argc, char **argv);
 
 #endif /* PBT_TRACECTL_H */

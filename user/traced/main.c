@@ -7,6 +7,7 @@ struct session *sessions;
 /* READ_REMOTE's destination: one thread, so one buffer serves all. */
 uint8_t *remote_buf;
 int use_syslog;
+const char *machine_name;
 
 void logmsg(int prio, const char *fmt, ...)
 {
@@ -271,10 +272,25 @@ static int daemonize(void)
 	return 0;
 }
 
+/* A name the UI shows and a manifest carries: printable, 1..64 bytes. */
+static int machine_name_ok(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			break;
+	if (n && n <= PBTRACE_NAME_MAX && i == n)
+		return 1;
+	fprintf(stderr, "traced: --machine-name '%s': want 1..%d bytes without control characters\n",
+		name, PBTRACE_NAME_MAX);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: traced [--daemon] [--pidfile PATH]\n"
+		"Usage: traced [--daemon] [--pidfile PATH] [--machine-name NAME]\n"
 		"\n"
 		"The pbtrace daemon: writes every pbtrace session's trace file.\n"
 		"Sessions are made with tracectl; traced picks them up, copies the\n"
@@ -284,6 +300,10 @@ static void usage(FILE *f)
 		"\n"
 		"  -d, --daemon        detach, log to syslog, write a pidfile\n"
 		"  -p, --pidfile PATH  pidfile for --daemon (default %s)\n"
+		"  -n, --machine-name NAME\n"
+		"                      this machine's name in every file (SystemInfo\n"
+		"                      machine_name: the UI's label, tracectl merge's\n"
+		"                      identity); default: the nodename (uname -n)\n"
 		"  -h, --help          this text\n"
 		"\n"
 		"Needs CAP_SYS_ADMIN and the pbtrace module (modprobe pbtrace).\n",
@@ -295,19 +315,25 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "pidfile", required_argument, NULL, 'p' },
+		{ "machine-name", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *pidfile = PIDFILE;
 	int detach = 0, sigfd, c, ret;
 
-	while ((c = getopt_long(argc, argv, "dp:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dp:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			detach = 1;
 			break;
 		case 'p':
 			pidfile = optarg;
+			break;
+		case 'n':
+			if (!machine_name_ok(optarg))
+				return 2;
+			machine_name = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -138,6 +138,8 @@ extern struct pbt_nl *nl;
 extern struct session *sessions;
 extern uint8_t *remote_buf;
 extern int use_syslog;
+/* --machine-name: SystemInfo.machine_name; NULL: the nodename. */
+extern const char *machine_name;
 
 /* main.c */
 void logmsg(int prio, const char *fmt, ...)
