@@ -47,7 +47,7 @@ static inline bool pbr_varint_at(const uint8_t **pp, const uint8_t *end,
 {
 	const uint8_t *p = *pp;
 	size_t max = (size_t)(end - p) < 10 ? (size_t)(end - p) : 10;
-	uint64_t x = 0;
+	uint64_t x, b;
 	size_t i;
 
 	if (max && !(p[0] & 0x80)) {		/* most are one byte */
@@ -55,14 +55,42 @@ static inline bool pbr_varint_at(const uint8_t **pp, const uint8_t *end,
 		*pp = p + 1;
 		return true;
 	}
-	for (i = 0; i < max; i++) {
-		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);	/* 7 * 9 = 63 */
+	if (max == 10) {	/* room for the longest: no bounds to check */
+		x = p[0] & 0x7f;
+		for (i = 1; i < 10; i++) {
+			b = p[i];
+			x |= (b & 0x7f) << (7 * i);	/* 7 * 9 = 63 */
+			if (!(b & 0x80)) {
+				*v = x;
+				*pp = p + i + 1;
+				return true;
+			}
+		}
+		return false;
+	}
+	for (i = 0, x = 0; i < max; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
 		if (!(p[i] & 0x80)) {
 			*v = x;
 			*pp = p + i + 1;
 			return true;
 		}
 	}
+	return false;
+}
+
+/* Past the varint at *pp without its value: false as pbr_varint_at(). */
+static inline bool pbr_skip_varint(const uint8_t **pp, const uint8_t *end)
+{
+	const uint8_t *p = *pp;
+	size_t max = (size_t)(end - p) < 10 ? (size_t)(end - p) : 10;
+	size_t i;
+
+	for (i = 0; i < max; i++)
+		if (!(p[i] & 0x80)) {
+			*pp = p + i + 1;
+			return true;
+		}
 	return false;
 }
 
@@ -177,7 +205,8 @@ static inline bool pbr_field_any(struct pbr *r, struct pbr_field *f)
  * (fields 1..2047), then a varint, or a length of one byte; anything else
  * takes the general path, which checks every rule.
  */
-static inline bool pbr_field(struct pbr *r, struct pbr_field *f)
+static inline __attribute__((always_inline))
+bool pbr_field(struct pbr *r, struct pbr_field *f)
 {
 	const uint8_t *p = r->p, *q;
 	uint32_t num;

@@ -89,7 +89,8 @@ static bool fail(struct tf_error *err, const uint8_t *at, const char *what)
 }
 
 /* The next field, or false with err set: the bytes break the format. */
-static bool next(struct pbr *r, struct pbr_field *f, struct tf_error *err,
+static inline __attribute__((always_inline))
+bool next(struct pbr *r, struct pbr_field *f, struct tf_error *err,
 		 const char *msg)
 {
 	if (pbr_field(r, f))
@@ -412,31 +413,69 @@ static bool is_event_member(uint32_t num)
 	}
 }
 
-/* One FtraceEvent: 1 when of a kind read here, 0 another, -1 bad bytes. */
+/*
+ * A field's tag (one or two bytes: FtraceEvent's fields and members are
+ * below 2048) and, for varints, where the value is, without decoding it.
+ * false: take the general path.
+ */
+static inline bool quick_tag(const uint8_t **pp, const uint8_t *end,
+			     uint32_t *num, uint8_t *wire)
+{
+	const uint8_t *p = *pp;
+
+	if (end - p < 2 || !(p[0] & 0xf8))
+		return false;
+	*wire = p[0] & 7;
+	if (!(p[0] & 0x80)) {
+		*num = p[0] >> 3;
+		*pp = p + 1;
+		return true;
+	}
+	if (p[1] & 0x80)
+		return false;
+	*num = ((p[0] & 0x7f) >> 3) | (uint32_t)p[1] << 4;
+	*pp = p + 2;
+	return true;
+}
+
+/*
+ * One FtraceEvent: 1 when of a kind read here, 0 another, -1 bad bytes.
+ * The walk notes where timestamp, pid and the last oneof member are and
+ * decodes timestamp and pid only for an event it returns: most events of
+ * a bundle are of kinds a caller skips (the names pass skips the calls).
+ */
 static int read_event(const struct tf_bundle *b, const uint8_t *p,
 		      const uint8_t *end, struct tf_event *e,
 		      struct tf_error *err)
 {
+	const uint8_t *ts = NULL, *pid = NULL, *q;
 	struct pbr r = pbr_init(p, end), m;
 	struct pbr_field f, member = { 0 };
+	uint64_t v;
+	uint32_t num;
+	uint8_t wire;
 	bool ok;
 
-	e->timestamp = 0;
-	e->pid = 0;
-	while (pbr_more(&r)) {
+	while (r.p < end) {
+		q = r.p;
+		if (quick_tag(&q, end, &num, &wire) && wire == PBR_VARINT &&
+		    (num == FE_TIMESTAMP || num == FE_PID)) {
+			if (num == FE_TIMESTAMP)
+				ts = q;
+			else
+				pid = q;
+			if (!pbr_skip_varint(&q, end))
+				return fail(err, r.p, "FtraceEvent: a field"), -1;
+			r.p = q;
+			continue;
+		}
 		if (!next(&r, &f, err, "FtraceEvent: a field"))
 			return -1;
 		switch (f.num) {
 		case FE_TIMESTAMP:
-			if (!want(&f, PBR_VARINT, err, "FtraceEvent.timestamp"))
-				return -1;
-			e->timestamp = f.v;
-			break;
+			return fail(err, f.at, "FtraceEvent.timestamp"), -1;
 		case FE_PID:
-			if (!want(&f, PBR_VARINT, err, "FtraceEvent.pid"))
-				return -1;
-			e->pid = (uint32_t)f.v;
-			break;
+			return fail(err, f.at, "FtraceEvent.pid"), -1;
 		case FE_COMMON_FLAGS:
 			break;
 		default:
@@ -460,19 +499,25 @@ static int read_event(const struct tf_bundle *b, const uint8_t *p,
 	}
 	if (!want(&member, PBR_LEN, err, "FtraceEvent: the event's message"))
 		return -1;
-	memset(&e->sys_enter, 0, sizeof(*e) - offsetof(struct tf_event, sys_enter));
+	e->timestamp = ts && pbr_varint_at(&ts, end, &v) ? v : 0;
+	e->pid = pid && pbr_varint_at(&pid, end, &v) ? (uint32_t)v : 0;
 	m = pbr_init(member.body, member.body_end);
 	switch (member.num) {
 	case TF_EV_SYS_ENTER:
+		e->sys_enter.id = 0;
+		e->sys_enter.nr_args = 0;
 		ok = read_sys_enter(&m, e, err);
 		break;
 	case TF_EV_SYS_EXIT:
+		e->sys_exit.id = e->sys_exit.ret = 0;
 		ok = read_sys_exit(&m, e, err);
 		break;
 	case TF_EV_GENERIC:
+		memset(&e->generic, 0, sizeof(e->generic));
 		ok = read_generic(&m, e, err);
 		break;
 	default:
+		memset(&e->task, 0, sizeof(e->task));
 		ok = read_task(&m, e, err);
 		break;
 	}

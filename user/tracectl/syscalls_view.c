@@ -55,6 +55,7 @@ struct sv_thread {
 	struct sv_open call;
 	struct sv_tstat *stats;		/* by id, nr_stats of them */
 	unsigned int nr_stats, stats_cap;
+	unsigned int last_stat;		/* the one used last */
 	uint64_t calls, total;
 };
 
@@ -663,19 +664,65 @@ static const char *kernel_errname(int64_t ret)
 	}
 }
 
+/*
+ * printf("%*.3f", width, ns / 1e6) without the double: the same text.
+ * %.3f rounds the double's exact value. Below 2^53 ns (104 days) ns is
+ * exact as a double and ns / 1e6 is within 2^-53 of the true quotient,
+ * closer than the nearest rounding boundary (at least 1 ns away unless
+ * exactly on it), so rounding the integer gives the same digits. Exactly
+ * on a half the double's own rounding decides, and past 2^53 ns the
+ * double is not exact: printf formats those.
+ */
+static char *put_ms(char *b, uint64_t ns, int width)
+{
+	uint64_t us = ns / 1000, ms;
+	unsigned int frac;
+	char digits[24];
+	int n = 0, pad;
+
+	if (ns % 1000 == 500 || ns >> 53)
+		return b + sprintf(b, "%*.3f", width, ns / 1e6);
+	us += ns % 1000 > 500;
+	ms = us / 1000;
+	frac = (unsigned int)(us % 1000);
+	do {
+		digits[n++] = (char)('0' + ms % 10);
+		ms /= 10;
+	} while (ms);
+	for (pad = width - (n + 4); pad > 0; pad--)
+		*b++ = ' ';
+	while (n)
+		*b++ = digits[--n];
+	*b++ = '.';
+	*b++ = (char)('0' + frac / 100);
+	*b++ = (char)('0' + frac / 10 % 10);
+	*b++ = (char)('0' + frac % 10);
+	return b;
+}
+
 static void print_head(struct sv_view *v, const struct sv_thread *t,
 		       uint64_t ts, const uint64_t *dur)
 {
+	char line[160], *b = line;
 	FILE *f = v->o.out;
 
-	if (v->nr_machines > 1 || t->machine)
-		fprintf(f, "%s: ", machine_name(machine(v, t->machine)));
-	fprintf(f, "%10.3f ", ts >= v->base_ts ? (ts - v->base_ts) / 1e6 : 0.0);
-	if (dur)
-		fprintf(f, "(%7.3f ms): ", *dur / 1e6);
-	else
-		fputs("(         ): ", f);
-	fprintf(f, "%s/%d ", t->comm[0] ? t->comm : ":", t->tid);
+	if (v->nr_machines > 1 || t->machine) {
+		fputs(machine_name(machine(v, t->machine)), f);
+		fputs(": ", f);
+	}
+	b = put_ms(b, ts >= v->base_ts ? ts - v->base_ts : 0, 10);
+	if (dur) {
+		memcpy(b, " (", 2);
+		b = put_ms(b + 2, *dur, 7);
+		memcpy(b, " ms): ", 6);
+		b += 6;
+	} else {
+		memcpy(b, " (         ): ", 14);
+		b += 14;
+	}
+	b += snprintf(b, line + sizeof(line) - b, "%s/%d ",
+		      t->comm[0] ? t->comm : ":", t->tid);
+	fwrite(line, 1, (size_t)(b - line), f);
 }
 
 static void print_call(struct sv_view *v, const struct sv_open *call)
@@ -720,6 +767,21 @@ static struct sv_stat *tstat(const struct sv_thread *t, unsigned int id)
 	return NULL;
 }
 
+/* A storm of one call: the cell used last first. */
+static struct sv_stat *tstat_hot(struct sv_thread *t, unsigned int id)
+{
+	unsigned int i;
+
+	if (t->last_stat < t->nr_stats && t->stats[t->last_stat].id == id)
+		return &t->stats[t->last_stat].s;
+	for (i = 0; i < t->nr_stats; i++)
+		if (t->stats[i].id == id) {
+			t->last_stat = i;
+			return &t->stats[i].s;
+		}
+	return NULL;
+}
+
 static struct sv_stat *new_tstat(struct sv_thread *t, unsigned int id)
 {
 	struct sv_tstat *grow;
@@ -757,7 +819,7 @@ static void account(struct sv_view *v, struct sv_thread *t, int64_t id,
 
 	if (id < 0 || id >= SV_NR_MAX)
 		return;
-	s = tstat(t, (unsigned int)id);
+	s = tstat_hot(t, (unsigned int)id);
 	if (!s)
 		s = new_tstat(t, (unsigned int)id);
 	if (!s)
@@ -895,15 +957,62 @@ static void merge2(const struct sv_event *src, struct sv_event *dst,
 }
 
 /*
+ * nr runs of src (run[i] starts one, the next one or n ends it) merged
+ * into dst in one pass: a heap of the runs by their next event, ties to
+ * the earlier run (so equal keys keep their order). run[] is reused as
+ * the runs' cursors, end[] as their ends.
+ */
+static void merge_k(const struct sv_event *src, struct sv_event *dst,
+		    size_t *run, size_t *end, size_t nr, size_t n)
+{
+	size_t i, k = 0, top, c, h, len = nr;
+	size_t *heap = end + nr;	/* run numbers */
+
+#define RUN_BEFORE(x, y) (ev_before(&src[run[x]], &src[run[y]]) || \
+			  (!ev_before(&src[run[y]], &src[run[x]]) && (x) < (y)))
+	for (i = 0; i < nr; i++) {
+		end[i] = i + 1 < nr ? run[i + 1] : n;
+		heap[i] = i;
+	}
+	for (i = len / 2; i-- > 0;) {		/* heapify */
+		for (h = i; (c = 2 * h + 1) < len; h = c) {
+			if (c + 1 < len && RUN_BEFORE(heap[c + 1], heap[c]))
+				c++;
+			if (!RUN_BEFORE(heap[c], heap[h]))
+				break;
+			top = heap[h];
+			heap[h] = heap[c];
+			heap[c] = top;
+		}
+	}
+	while (len) {
+		top = heap[0];
+		dst[k++] = src[run[top]++];
+		if (run[top] == end[top])
+			heap[0] = heap[--len];
+		for (h = 0; (c = 2 * h + 1) < len; h = c) {
+			if (c + 1 < len && RUN_BEFORE(heap[c + 1], heap[c]))
+				c++;
+			if (!RUN_BEFORE(heap[c], heap[h]))
+				break;
+			top = heap[h];
+			heap[h] = heap[c];
+			heap[c] = top;
+		}
+	}
+#undef RUN_BEFORE
+}
+
+/*
  * A natural merge sort: events come as ordered runs (each CPU's chunk is
  * in time order, and what was left from the last flush is sorted), so
- * finding the runs and merging them pairwise costs log2(runs) passes
- * where a general sort pays log2(events). Equal keys keep their order.
+ * the runs are found and merged in one pass, where a general sort pays
+ * log2(events) passes. Equal keys keep their order.
  */
 static void sort_events(struct sv_view *v)
 {
-	size_t *run, nr = 0, i, cap = 64, pass;
-	struct sv_event *src = v->ev, *dst, *swap;
+	size_t *run, nr = 0, i, cap = 64;
+	struct sv_event *swap;
 
 	if (v->sorted < 1)
 		v->sorted = 1;
@@ -925,7 +1034,7 @@ static void sort_events(struct sv_view *v)
 		v->tmp = swap;
 		v->tmp_cap = v->cap;
 	}
-	run = malloc(cap * sizeof(*run));
+	run = malloc(3 * cap * sizeof(*run));	/* starts, ends, heap */
 	if (!run)
 		goto fallback;
 	run[nr++] = 0;
@@ -933,7 +1042,7 @@ static void sort_events(struct sv_view *v)
 		if (!ev_before(&v->ev[i], &v->ev[i - 1]))
 			continue;
 		if (nr == cap) {
-			size_t *grow = realloc(run, 2 * cap * sizeof(*run));
+			size_t *grow = realloc(run, 3 * 2 * cap * sizeof(*run));
 
 			if (!grow) {
 				free(run);
@@ -944,34 +1053,17 @@ static void sort_events(struct sv_view *v)
 		}
 		run[nr++] = i;
 	}
-	dst = v->tmp;
-	for (pass = 0; nr > 1; pass++) {
-		size_t out = 0;
-
-		for (i = 0; i < nr; i += 2) {
-			size_t end = i + 2 < nr ? run[i + 2] : v->n;
-
-			if (i + 1 < nr)
-				merge2(src, dst, run[i], run[i + 1], end);
-			else
-				memcpy(dst + run[i], src + run[i],
-				       (end - run[i]) * sizeof(*dst));
-			run[out++] = run[i];
-		}
-		nr = out;
-		swap = src;
-		src = dst;
-		dst = swap;
-	}
+	if (nr == 2)
+		merge2(v->ev, v->tmp, run[0], run[1], v->n);
+	else
+		merge_k(v->ev, v->tmp, run, run + cap, nr, v->n);
 	free(run);
-	if (src != v->ev) {	/* the sorted copy is the array now */
-		v->tmp = v->ev;
-		v->ev = src;
-		swap = NULL;
-		i = v->cap;
-		v->cap = v->tmp_cap;
-		v->tmp_cap = i;
-	}
+	swap = v->ev;		/* the merged copy is the array now */
+	v->ev = v->tmp;
+	v->tmp = swap;
+	i = v->cap;
+	v->cap = v->tmp_cap;
+	v->tmp_cap = i;
 	v->sorted = v->n;
 	return;
 fallback:			/* no memory for the runs: sort in place */
