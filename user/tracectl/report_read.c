@@ -195,7 +195,8 @@ static int scan_record(struct rs *r, const uint8_t **rec, size_t *rec_len,
 
 	for (;;) {
 		larger = false;
-		if (r->scan >= r->buf_off && r->scan <= r->buf_off + r->buf_len) {
+		if (r->buf && r->scan >= r->buf_off &&
+		    r->scan <= r->buf_off + r->buf_len) {
 			p = r->buf + (r->scan - r->buf_off);
 			*rec = p;
 			ret = trace_next_record(&p, r->buf + r->buf_len, body, len);
