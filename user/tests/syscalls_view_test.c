@@ -633,6 +633,48 @@ static void test_machines(void)
 	free(out);
 }
 
+/*
+ * The index full (a file of more than 2 Mi chunks; here 3 at a time): a
+ * stream whose next chunk is further on than the index reaches holds
+ * nobody back. The read ends, holds no more than its bound, says how
+ * many events came late; where none did, it prints what the whole file
+ * does.
+ */
+static void test_index_full(void)
+{
+	static const char *const names[] = { "mcpu.pftrace", "ring.pftrace" };
+	struct sv_opts o = { .lines = true, .summary = true, .hold = 1,
+			     .index_max = 3 };
+	char path[512], *whole;
+	struct sv_counts c;
+	uint64_t bound;
+	size_t i;
+	FILE *f;
+	int fd, ret;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", FIXTURES, names[i]);
+		whole = whole_file(path, NULL);
+		bound = hold_bound(path);
+		fd = open(path, O_RDONLY);
+		f = open_memstream(&out_buf, &out_len);
+		o.out = f;
+		memset(&c, 0, sizeof(c));
+		ret = sv_report_file(&o, path, fd, false, &c);
+		fclose(f);
+		close(fd);
+		tap(!ret && c.held_max <= bound && c.calls &&
+		    (c.late || (whole && !strcmp(whole, out_buf))),
+		    "%s, 3 chunks indexed at a time: read to the end, %llu calls, at most %llu events held (bound %llu), %llu late%s",
+		    names[i], (unsigned long long)c.calls,
+		    (unsigned long long)c.held_max, (unsigned long long)bound,
+		    (unsigned long long)c.late,
+		    c.late ? " (said)" : ", the whole file's output");
+		free(whole);
+		free(out_buf);
+	}
+}
+
 int main(void)
 {
 	nr_openat = pbt_syscall_nr("openat");
@@ -646,6 +688,7 @@ int main(void)
 	test_pieces();
 	test_machines();
 	test_fixtures();
+	test_index_full();
 	/* for a look with valgrind: tracectl report -s on the same bytes */
 	if (getenv("SV_TEST_DUMP")) {
 		FILE *f = fopen(getenv("SV_TEST_DUMP"), "w");

@@ -75,6 +75,7 @@ struct rs_stream {
 	struct rs_entry *q;		/* chunks not read yet */
 	size_t head, n, cap;
 	uint64_t newest;		/* latest event fed */
+	bool stalled;			/* its next chunk is past the index */
 };
 
 struct rs {
@@ -99,6 +100,7 @@ struct rs {
 	bool progress;
 	uint64_t shown_ms;
 	int err;			/* 1 after a read error */
+	size_t index_max;		/* entries the index may hold */
 };
 
 static void progress(struct rs *r, bool last)
@@ -177,6 +179,7 @@ static bool enqueue(struct rs_stream *s, uint64_t off, size_t len)
 	}
 	s->q[s->n].off = off;
 	s->q[s->n++].len = (uint32_t)len;
+	s->stalled = false;
 	return true;
 }
 
@@ -253,9 +256,10 @@ static int scan_record(struct rs *r, const uint8_t **rec, size_t *rec_len,
 	}
 }
 
-/* Index records until @until has a chunk queued (NULL: as far as the
- * index's room goes), the end of the file, or bytes that are no record. */
-static void scan(struct rs *r, const struct rs_stream *until)
+/* Index records until stream @until has a chunk queued (SIZE_MAX: as
+ * far as the index's room goes), the end of the file, or bytes that are
+ * no record. It may find new streams: r->streams moves. */
+static void scan(struct rs *r, size_t until)
 {
 	const uint8_t *rec, *body;
 	struct rs_stream *s;
@@ -266,7 +270,7 @@ static void scan(struct rs *r, const struct rs_stream *until)
 	uint32_t cpu;
 	bool has_cpu;
 
-	while (!r->scan_done && r->queued < REPORT_INDEX_MAX) {
+	while (!r->scan_done && r->queued < r->index_max) {
 		at = r->scan;
 		if (scan_record(r, &rec, &rec_len, &body, &len) <= 0) {
 			r->scan_done = true;
@@ -290,15 +294,20 @@ static void scan(struct rs *r, const struct rs_stream *until)
 			break;
 		}
 		r->queued++;
-		if (s == until)
+		if ((size_t)(s - r->streams) == until)
 			break;
 	}
 }
 
-/* Whether stream s may still get events (it holds the others back). */
+/*
+ * Whether stream s may still get events before the others go on: it has
+ * a chunk queued, or the file goes on and the index has not filled up
+ * looking for its next one. A stream stalled so holds nobody back: what
+ * it has further on comes late (counted).
+ */
 static bool live(struct rs *r, const struct rs_stream *s)
 {
-	return s->head < s->n || !r->scan_done;
+	return s->head < s->n || (!r->scan_done && !s->stalled);
 }
 
 /* The stream whose newest event is oldest, among those with a chunk
@@ -306,19 +315,23 @@ static bool live(struct rs *r, const struct rs_stream *s)
  * indexed on until it has one. */
 static struct rs_stream *laggard(struct rs *r)
 {
-	struct rs_stream *best = NULL, *s;
-	size_t i;
+	size_t i, best = SIZE_MAX;
+	struct rs_stream *s;
 
 	for (i = 0; i < r->nr_streams; i++) {
 		s = &r->streams[i];
-		if (s->head == s->n && !r->scan_done)
-			scan(r, s);
+		if (s->head == s->n && !r->scan_done) {
+			scan(r, i);
+			s = &r->streams[i];
+			/* the index filled up before s had a chunk */
+			s->stalled = s->head == s->n && !r->scan_done;
+		}
 		if (s->head == s->n)
 			continue;
-		if (!best || s->newest < best->newest)
-			best = s;
+		if (best == SIZE_MAX || s->newest < r->streams[best].newest)
+			best = i;
 	}
-	return best;
+	return best == SIZE_MAX ? NULL : &r->streams[best];
 }
 
 /* What every stream that may still get events has reached. */
@@ -415,8 +428,8 @@ static int report_problems(struct rs *r)
 		     r->path, (unsigned long long)r->scan);
 	}
 	if (c.late)
-		say("warning: %s: %llu events came after later ones of other CPUs were shown (chunks out of time order, or a stream past the index's %u chunks): their calls may show as pending or continued",
-		     r->path, (unsigned long long)c.late, REPORT_INDEX_MAX);
+		say("warning: %s: %llu events came after later ones of other CPUs were shown (chunks out of time order, or a stream past the index's %zu chunks): their calls may show as pending or continued",
+		     r->path, (unsigned long long)c.late, r->index_max);
 	return ret;
 }
 
@@ -439,8 +452,9 @@ int sv_report_file(const struct sv_opts *o, const char *path, int fd,
 		return 1;
 	}
 	r.progress = show_progress;
+	r.index_max = o->index_max ? o->index_max : REPORT_INDEX_MAX;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	scan(&r, NULL);
+	scan(&r, SIZE_MAX);
 	merge(&r, o->hold ? o->hold : REPORT_FLUSH);
 	progress(&r, true);
 	sv_finish(r.v);

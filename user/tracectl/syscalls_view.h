@@ -63,6 +63,8 @@ struct sv_opts {
 	struct sv_filter filter;
 	size_t hold;			/* sv_report_file(): events held before
 					 * pairing; 0: 65536 (tests: 1) */
+	size_t index_max;		/* ...and chunks indexed ahead; 0: 2 Mi
+					 * (tests: a few) */
 };
 
 /* "openat,read" or "!futex": the syscall ids into f. -1 with a message
