@@ -43,20 +43,23 @@ static uint64_t monotonic_ms(void)
  * chunks interleave as traced happened to copy them (a --ring file holds
  * one CPU's whole ring, then the next one's), and enter and exit of one
  * call may be on two CPUs. So the file is read twice:
- *  1. the index: every record's offset and length, queued per stream (a
- *     machine's buffer's CPU: machine_id, trusted_packet_sequence_id and
- *     the bundle's cpu), reading nothing but each record's head; packets
- *     that are not events (process tree, system_info, stats) are given
- *     to the view here, in file order, as a whole-file read would;
+ *  1. the index, in REPORT_BLOCK reads: every record's offset and length,
+ *     queued per stream (a machine's buffer's CPU: machine_id,
+ *     trusted_packet_sequence_id and the bundle's cpu). What is not
+ *     events (process tree, system_info, stats) and the threads' names
+ *     (each bundle's task events) go to the view here, in file order, as
+ *     a whole-file read gives them, before any line is printed (of a
+ *     file of up to REPORT_INDEX_MAX chunks: past them, as the index goes);
  *  2. the streams' chunks, always the next one of the stream whose
  *     newest event is oldest. Each stream only moves forward in time, so
  *     every event older than every stream's newest is in the view already
- *     and can be paired and printed (sv_flush). What is held is at most
- *     a chunk per stream, plus REPORT_FLUSH events.
+ *     and can be paired and printed (sv_flush). What waits is at most
+ *     REPORT_FLUSH events or twice a chunk per stream, whichever is more,
+ *     and one chunk.
  * An index entry is 16 bytes per chunk; past REPORT_INDEX_MAX of them the
- * index is filled again as it drains. A stream that still has chunks
- * past that point in the file cannot hold the others back: they go on,
- * and its events that come too late are counted (sv_counts.late) and said.
+ * index is filled again as it drains. A stream whose next chunk is past
+ * that point in the file cannot hold the others back: they go on, and
+ * its events that come too late are counted (sv_counts.late) and said.
  */
 #define REPORT_BLOCK (1 << 20)		/* index reads */
 #define REPORT_RECORD_MAX (64u << 20)	/* largest record read */
