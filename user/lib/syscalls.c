@@ -3,6 +3,7 @@
  * Syscall name <-> number, from the table user/Makefile generates out of
  * <asm/unistd.h> (sorted by name).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,14 +38,29 @@ int pbt_syscall_nr(const char *name)
 	return s ? (int)s->nr : -1;
 }
 
+/* By number, for the syscall view's every line: built on first use. */
+#define BY_NR_MAX 1024
+static const char *by_nr[BY_NR_MAX];
+static bool by_nr_made;
+
 const char *pbt_syscall_name(unsigned int nr)
 {
 	size_t i;
 
-	for (i = 0; i < TABLE_LEN; i++)
-		if (table[i].nr == nr)
-			return table[i].name;
-	return NULL;
+	if (nr >= BY_NR_MAX) {
+		for (i = 0; i < TABLE_LEN; i++)
+			if (table[i].nr == nr)
+				return table[i].name;
+		return NULL;
+	}
+	if (!by_nr_made) {
+		/* first name of a number wins, as the search found it */
+		for (i = TABLE_LEN; i-- > 0;)
+			if (table[i].nr < BY_NR_MAX)
+				by_nr[table[i].nr] = table[i].name;
+		by_nr_made = true;
+	}
+	return by_nr[nr];
 }
 
 size_t pbt_syscall_count(void)

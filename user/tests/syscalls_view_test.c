@@ -12,8 +12,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "syscalls.h"
+#include "trace_file.h"
 #include "../tracectl/syscalls_view.h"
 #include "tap.h"
 #include "trace.pb-c.h"
@@ -396,15 +398,215 @@ static void test_pieces(void)
 	free(whole);
 	free(pieces);
 	{
+		/* a record whose packet is unreadable, then bytes that are no
+		 * record */
 		uint8_t junk[] = { 0x0a, 0x02, 0xff, 0xff, 0x12, 0x00 };
+		const char *what = NULL;
+		uint64_t off = 99;
+		uint64_t at = 99;
+
+		bool refused, said;
 
 		v = view(&f, false, NULL);
-		tap(sv_feed(v, junk, sizeof(junk), &bad) < 0 && bad == 0,
-		    "not a TracePacket: refused at byte 0");
+		refused = sv_feed(v, junk, sizeof(junk), &bad) < 0;
+		tap(refused && bad == 4,
+		    "bytes that are no Trace.packet record: refused where they start (byte %llu)",
+		    (unsigned long long)bad);
+		sv_get_counts(v, &c);
+		said = sv_first_bad(v, &off, &at, &what);
+		tap(c.bad_packets == 1 && said && off == 0 && at == 2 && what &&
+		    strstr(what, "TracePacket"),
+		    "a record whose TracePacket is unreadable: skipped, counted, where and what said (record at byte %llu, broken at %llu: %s)",
+		    (unsigned long long)off, (unsigned long long)at,
+		    what ? what : "-");
 		sv_finish(v);
 		fclose(f);
 		sv_free(v);
 		free(out_buf);
+	}
+}
+
+/* ---- real traces (tests/fixtures/traces, record.sh there) ---- */
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/traces"
+#endif
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The whole file fed at once, as trace's last read (and report before). */
+static char *whole_file(const char *path, void (*tweak)(struct sv_opts *))
+{
+	uint64_t bad = 0;
+	size_t len = 0;
+	uint8_t *data = slurp(path, &len);
+	struct sv_view *v;
+	FILE *f;
+
+	if (!data)
+		return NULL;
+	v = view(&f, true, tweak);
+	sv_feed(v, data, len, &bad);
+	sv_finish(v);
+	fclose(f);
+	sv_free(v);
+	free(data);
+	return out_buf;
+}
+
+/* tracectl report's reader, flushing after every @hold events. */
+static char *streamed(const char *path, void (*tweak)(struct sv_opts *),
+		      size_t hold, struct sv_counts *c, int *ret)
+{
+	struct sv_opts o = { .lines = true, .summary = true, .hold = hold };
+	int fd = open(path, O_RDONLY);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = open_memstream(&out_buf, &out_len);
+	o.out = f;
+	if (tweak)
+		tweak(&o);
+	*ret = sv_report_file(&o, path, fd, false, c);
+	fclose(f);
+	close(fd);
+	return out_buf;
+}
+
+/*
+ * What report may hold: the events of a chunk per stream (a machine's
+ * CPU), twice (a pass that pairs too little doubles the next one's
+ * wait), and one chunk more. Worked out from the file itself.
+ */
+static uint64_t hold_bound(const char *path)
+{
+	struct { uint32_t m, seq, cpu; uint64_t max; } st[64];
+	const uint8_t *p, *end, *body;
+	uint64_t sum = 0, most = 0, n;
+	size_t len = 0, nr = 0, i, blen;
+	uint8_t *data = slurp(path, &len);
+	struct tf_packet pk;
+	struct tf_bundle b;
+	struct tf_event e;
+	struct tf_error err;
+
+	if (!data)
+		return 0;
+	p = data;
+	end = data + len;
+	while (trace_next_record(&p, end, &body, &blen) > 0) {
+		if (!tf_packet(body, body + blen, &pk, &err) ||
+		    pk.data != TF_FTRACE_EVENTS)
+			continue;
+		tf_bundle_begin(&b, &pk);
+		b.skip_tasks = true;
+		n = 0;
+		while (tf_bundle_next(&b, &e, &err) > 0)
+			n++;
+		for (i = 0; i < nr; i++)
+			if (st[i].m == pk.machine_id && st[i].seq == pk.seq &&
+			    st[i].cpu == b.cpu)
+				break;
+		if (i == nr && nr < 64) {
+			st[nr].m = pk.machine_id;
+			st[nr].seq = pk.seq;
+			st[nr].cpu = b.cpu;
+			st[nr++].max = 0;
+		}
+		if (i < nr && n > st[i].max)
+			st[i].max = n;
+	}
+	for (i = 0; i < nr; i++) {
+		sum += st[i].max;
+		if (st[i].max > most)
+			most = st[i].max;
+	}
+	free(data);
+	return 2 * sum + most + 1;
+}
+
+static void pid_first(struct sv_opts *o)
+{
+	o->filter.pids[o->filter.nr_pids++] = 152;	/* work.pftrace's */
+}
+
+/*
+ * report reads each CPU's chunks in turn and pairs what every CPU has
+ * passed; it must print what reading the whole file at once prints, on
+ * each real trace (CPUs interleaved, a --ring file's CPU after CPU, two
+ * machines), with every filter, whether it pairs after every chunk or
+ * only at the end, and hold fewer events than the file has.
+ */
+static void test_fixtures(void)
+{
+	static const char *const names[] = {
+		"work.pftrace", "mcpu.pftrace", "ring.pftrace", "machines.pftrace",
+	};
+	static void (*const tweaks[])(struct sv_opts *) = {
+		NULL, only_openat, not_openat, failures, slow, pid_first,
+	};
+	static const size_t holds[] = { 1, 0 };
+	char path[512], *whole, *str;
+	struct sv_counts c;
+	size_t i, j, k, runs, same;
+	uint64_t held = 0, events = 0, bound;
+	int ret;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", FIXTURES, names[i]);
+		runs = same = 0;
+		for (j = 0; j < sizeof(tweaks) / sizeof(tweaks[0]); j++) {
+			whole = whole_file(path, tweaks[j]);
+			for (k = 0; k < sizeof(holds) / sizeof(holds[0]); k++) {
+				memset(&c, 0, sizeof(c));
+				ret = -1;
+				str = streamed(path, tweaks[j], holds[k], &c, &ret);
+				runs++;
+				if (whole && str && !ret && !strcmp(whole, str))
+					same++;
+				else if (whole && str && same == runs - 1) {
+					size_t at = 0;
+
+					while (whole[at] && whole[at] == str[at])
+						at++;
+					printf("# %s, filter %zu, hold %zu: differs at byte %zu (exit %d): %.80s\n",
+					       names[i], j, holds[k], at, ret, str + at);
+				}
+				if (!j && k == 0) {
+					held = c.held_max;
+					events = c.events;
+				}
+				free(str);
+			}
+			free(whole);
+		}
+		tap(runs && same == runs,
+		    "%s: report prints what the whole file at once prints (%zu of %zu runs: 6 filters, paired after every chunk and at the end)",
+		    names[i], same, runs);
+		bound = hold_bound(path);
+		tap(events && held <= bound,
+		    "%s: paired after every chunk, at most %llu of its %llu events held at once (bound: %llu, twice a chunk per CPU and one more)",
+		    names[i], (unsigned long long)held,
+		    (unsigned long long)events, (unsigned long long)bound);
 	}
 }
 
@@ -437,6 +639,48 @@ static void test_machines(void)
 	free(out);
 }
 
+/*
+ * The index full (a file of more than 2 Mi chunks; here 3 at a time): a
+ * stream whose next chunk is further on than the index reaches holds
+ * nobody back. The read ends, holds no more than its bound, says how
+ * many events came late; where none did, it prints what the whole file
+ * does.
+ */
+static void test_index_full(void)
+{
+	static const char *const names[] = { "mcpu.pftrace", "ring.pftrace" };
+	struct sv_opts o = { .lines = true, .summary = true, .hold = 1,
+			     .index_max = 3 };
+	char path[512], *whole;
+	struct sv_counts c;
+	uint64_t bound;
+	size_t i;
+	FILE *f;
+	int fd, ret;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", FIXTURES, names[i]);
+		whole = whole_file(path, NULL);
+		bound = hold_bound(path);
+		fd = open(path, O_RDONLY);
+		f = open_memstream(&out_buf, &out_len);
+		o.out = f;
+		memset(&c, 0, sizeof(c));
+		ret = sv_report_file(&o, path, fd, false, &c);
+		fclose(f);
+		close(fd);
+		tap(!ret && c.held_max <= bound && c.calls &&
+		    (c.late || (whole && !strcmp(whole, out_buf))),
+		    "%s, 3 chunks indexed at a time: read to the end, %llu calls, at most %llu events held (bound %llu), %llu late%s",
+		    names[i], (unsigned long long)c.calls,
+		    (unsigned long long)c.held_max, (unsigned long long)bound,
+		    (unsigned long long)c.late,
+		    c.late ? " (said)" : ", the whole file's output");
+		free(whole);
+		free(out_buf);
+	}
+}
+
 int main(void)
 {
 	nr_openat = pbt_syscall_nr("openat");
@@ -449,6 +693,8 @@ int main(void)
 	test_filters();
 	test_pieces();
 	test_machines();
+	test_fixtures();
+	test_index_full();
 	/* for a look with valgrind: tracectl report -s on the same bytes */
 	if (getenv("SV_TEST_DUMP")) {
 		FILE *f = fopen(getenv("SV_TEST_DUMP"), "w");

@@ -63,11 +63,31 @@ int parse_view_opt(int c, const char *arg, struct sv_opts *o)
 	}
 }
 
+/* Packets sv_feed() skipped as unreadable, said once at the end. */
+static int said_bad_packets(struct sv_view *v, const char *path)
+{
+	struct sv_counts c;
+	const char *what;
+	uint64_t off, at;
+
+	if (!sv_first_bad(v, &off, &at, &what))
+		return EXIT_OK;
+	sv_get_counts(v, &c);
+	errf("%s: %llu packet%s could not be read and %s left out: the first, at byte %llu, breaks at byte %llu (%s)",
+	     path, (unsigned long long)c.bad_packets,
+	     c.bad_packets == 1 ? "" : "s",
+	     c.bad_packets == 1 ? "its events are" : "their events are",
+	     (unsigned long long)off, (unsigned long long)at, what);
+	return EXIT_FAIL;
+}
+
 /*
  * Feeds what path holds beyond *off to v. A file still being written may
  * end inside a packet: that part is read again next time, and at the end
- * (final) said. Returns 0, or EXIT_FAIL when the file cannot be read or is
- * not a trace from some byte on (the calls before it are kept).
+ * (final) said, with the packets that could not be read. Returns 0, or
+ * EXIT_FAIL when the file cannot be read or is not a trace from some byte
+ * on (the calls before it are kept), or at the end when packets could not
+ * be read.
  */
 int feed_file(struct sv_view *v, const char *path, int fd, uint64_t *off,
 	      bool final)
@@ -108,14 +128,12 @@ int feed_file(struct sv_view *v, const char *path, int fd, uint64_t *off,
 	if (final && (uint64_t)used < (uint64_t)got)
 		errf("warning: %s ends inside a packet at byte %llu (cut short, or still being written): shown up to there",
 		     path, (unsigned long long)*off);
-	return EXIT_OK;
+	return final ? said_bad_packets(v, path) : EXIT_OK;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	struct sv_opts o = { .out = stdout, .lines = true };
-	struct sv_view *v;
-	uint64_t off = 0;
 	int c, ret, fd;
 
 	optind = 1;
@@ -131,15 +149,9 @@ int cmd_report(int argc, char **argv)
 		errf("cannot open %s: %s", argv[optind], strerror(errno));
 		return EXIT_FAIL;
 	}
-	v = sv_new(&o);
-	if (!v) {
-		close(fd);
-		errf("out of memory");
-		return EXIT_FAIL;
-	}
-	ret = feed_file(v, argv[optind], fd, &off, true);
+	/* progress on a terminal, unless the lines go to it too */
+	ret = sv_report_file(&o, argv[optind], fd, isatty(STDERR_FILENO) &&
+			     (!o.lines || !isatty(STDOUT_FILENO)), NULL);
 	close(fd);
-	sv_finish(v);
-	sv_free(v);
 	return ret;
 }

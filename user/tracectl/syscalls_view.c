@@ -13,26 +13,38 @@
 #include "syscalls.h"
 #include "syscalls_view.h"
 #include "trace_file.h"
-#include "trace.pb-c.h"
-
-typedef Perfetto__Protos__FtraceEvent pbt_fevent;
 
 enum { EV_ENTER, EV_STRS, EV_EXIT };	/* sort order at one timestamp */
+
+#define SV_COMM_MAX 16			/* the kernel's TASK_COMM_LEN */
 
 struct sv_event {
 	uint64_t ts;
 	uint32_t machine;
-	int32_t tid;
+	int32_t tid;			/* the event's own pid */
+	int64_t id;
 	uint8_t kind, nr_args;
-	int64_t id, ret;
-	uint64_t args[6];
-	struct sv_str *strs;		/* EV_STRS */
-	size_t nr_strs;
+	union {
+		uint64_t args[6];	/* EV_ENTER */
+		int64_t ret;		/* EV_EXIT */
+		struct {		/* EV_STRS */
+			struct sv_str *strs;
+			size_t nr_strs;
+		} s;
+	} u;
 };
 
 struct sv_open {
 	bool open;
-	struct sv_event enter;		/* its strs attached */
+	struct sv_event enter;
+	struct sv_str *strs;		/* its string arguments */
+	size_t nr_strs;
+};
+
+/* A thread's calls of one syscall (a thread makes few kinds of call). */
+struct sv_tstat {
+	unsigned int id;
+	struct sv_stat s;
 };
 
 struct sv_thread {
@@ -41,7 +53,9 @@ struct sv_thread {
 	int32_t tid, tgid;
 	char comm[32];
 	struct sv_open call;
-	struct sv_stat *stats;		/* SV_NR_MAX, on the first call */
+	struct sv_tstat *stats;		/* by id, nr_stats of them */
+	unsigned int nr_stats, stats_cap;
+	unsigned int last_stat;		/* the one used last */
 	uint64_t calls, total;
 };
 
@@ -58,7 +72,8 @@ struct sv_view {
 	struct sv_event *ev;		/* not processed yet */
 	size_t n, cap;
 	size_t sorted;			/* ev[0..sorted) is in order */
-	struct sv_event *tmp;		/* merge space, cap entries */
+	struct sv_event *tmp;		/* merge space, tmp_cap entries */
+	size_t tmp_cap;
 	struct sv_thread *bucket[SV_BUCKETS];
 	struct sv_thread **threads;
 	size_t nr_threads, threads_cap;
@@ -66,6 +81,15 @@ struct sv_view {
 	size_t nr_machines;
 	uint64_t base_ts;		/* the first event processed: time 0 */
 	bool have_base;
+	uint64_t fed;			/* bytes sv_feed() took so far */
+	uint64_t last_ts;		/* the latest event of the last packet */
+	uint64_t flushed_to;		/* sv_flush()'s last until_ts */
+	uint64_t first_bad;		/* the first unreadable packet's record */
+	uint64_t first_bad_at;		/* the field that breaks it */
+	const char *first_bad_what;
+	bool names_given;		/* sv_feed_names() reads task events */
+	struct sv_name *names;		/* a bundle's, until it is all read */
+	size_t nr_names, names_cap;
 	struct sv_counts c;
 };
 
@@ -87,6 +111,13 @@ static void free_strs(struct sv_str *s, size_t n)
 	free(s);
 }
 
+static void free_event(struct sv_event *e)
+{
+	if (e->kind == EV_STRS)
+		free_strs(e->u.s.strs, e->u.s.nr_strs);
+	e->kind = EV_ENTER;	/* nothing of its own left */
+}
+
 void sv_free(struct sv_view *v)
 {
 	size_t i;
@@ -94,14 +125,14 @@ void sv_free(struct sv_view *v)
 	if (!v)
 		return;
 	for (i = 0; i < v->n; i++)
-		free_strs(v->ev[i].strs, v->ev[i].nr_strs);
+		free_event(&v->ev[i]);
 	for (i = 0; i < v->nr_threads; i++) {
-		free_strs(v->threads[i]->call.enter.strs,
-			  v->threads[i]->call.enter.nr_strs);
+		free_strs(v->threads[i]->call.strs, v->threads[i]->call.nr_strs);
 		free(v->threads[i]->stats);
 		free(v->threads[i]);
 	}
 	free(v->threads);
+	free(v->names);
 	free(v->ev);
 	free(v->tmp);
 	free(v);
@@ -161,6 +192,24 @@ static struct sv_thread *thread(struct sv_view *v, uint32_t m, int32_t tid)
 	return t;
 }
 
+/* A name as the view keeps it: a path's last part, at most 15 bytes. */
+static void comm_of(char *dst, size_t size, struct tf_str s)
+{
+	const char *base = s.s;
+	size_t i, n;
+
+	for (i = 0; i < s.len; i++)
+		if (s.s[i] == '/')
+			base = s.s + i + 1;
+	n = s.len - (size_t)(base - s.s);
+	if (n > SV_COMM_MAX - 1)
+		n = SV_COMM_MAX - 1;
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, base, n);
+	dst[n] = 0;
+}
+
 static void set_comm(struct sv_view *v, uint32_t m, int32_t tid,
 		     const char *comm, int32_t tgid)
 {
@@ -168,11 +217,8 @@ static void set_comm(struct sv_view *v, uint32_t m, int32_t tid,
 
 	if (!t)
 		return;
-	if (comm && *comm) {
-		const char *base = strrchr(comm, '/');
-
-		snprintf(t->comm, sizeof(t->comm), "%.15s", base ? base + 1 : comm);
-	}
+	if (*comm)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	if (tgid > 0)
 		t->tgid = tgid;
 }
@@ -190,213 +236,383 @@ static struct sv_event *new_event(struct sv_view *v)
 		v->ev = grow;
 		v->cap = cap;
 	}
-	memset(&v->ev[v->n], 0, sizeof(v->ev[0]));
+	v->c.events++;
 	return &v->ev[v->n++];
 }
 
 /* The string arguments of a sys_enter (docs/tracectl.md). */
-static void add_strings(struct sv_event *e,
-			const Perfetto__Protos__GenericFtraceEvent *g)
+static void add_strings(struct sv_event *e, const struct tf_event *te)
 {
-	size_t i, n = 0;
+	struct pbr r = pbr_init(te->generic.msg, te->generic.msg_end);
+	struct tf_error err;
+	struct tf_gfield f;
+	struct sv_str *s;
+	size_t n = 0, cap = 0;
 
-	e->strs = calloc(g->n_field ? g->n_field : 1, sizeof(*e->strs));
-	if (!e->strs)
+	e->u.s.strs = NULL;
+	e->u.s.nr_strs = 0;
+	while (tf_generic_field(&r, &f, &err) > 0)
+		cap++;
+	s = calloc(cap ? cap : 1, sizeof(*s));
+	if (!s)
 		return;
-	for (i = 0; i < g->n_field; i++) {
-		const Perfetto__Protos__GenericFtraceEvent__Field *f = g->field[i];
-		const char *name = f->name ? f->name : "";
-		size_t len = strlen(name);
+	r = pbr_init(te->generic.msg, te->generic.msg_end);
+	while (tf_generic_field(&r, &f, &err) > 0) {
+		const char *name = f.name.s ? f.name.s : "";
+		size_t len = f.name.len;
 
-		if (len > 10 && !strcmp(name + len - 10, "_truncated")) {
-			if (n && !strncmp(e->strs[n - 1].name, name, len - 10))
-				e->strs[n - 1].truncated = true;
+		if (len > 10 && !memcmp(name + len - 10, "_truncated", 10)) {
+			if (n && strlen(s[n - 1].name) >= len - 10 &&
+			    !memcmp(s[n - 1].name, name, len - 10))
+				s[n - 1].truncated = true;
 			continue;
 		}
-		snprintf(e->strs[n].name, sizeof(e->strs[n].name), "%s", name);
-		if (f->value_case == PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE)
-			e->strs[n].value = strndup(f->str_value, SV_STR_MAX);
-		else if (f->value_case == PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_UINT_VALUE)
-			e->strs[n].ptr = f->uint_value;
+		snprintf(s[n].name, sizeof(s[n].name), "%.*s", (int)len, name);
+		if (f.value == TF_GF_STR)
+			s[n].value = strndup(f.str.s ? f.str.s : "",
+					     f.str.len < SV_STR_MAX ? f.str.len : SV_STR_MAX);
+		else if (f.value == TF_GF_UINT)
+			s[n].ptr = f.u;
 		n++;
 	}
-	e->nr_strs = n;
+	e->u.s.strs = s;
+	e->u.s.nr_strs = n;
 }
 
-static void add_sys_event(struct sv_view *v, uint32_t m, const pbt_fevent *fe)
+static bool is_sys_enter_strings(const struct tf_event *te)
+{
+	const struct tf_str *n = &te->generic.event_name;
+
+	return n->len >= 10 && !memcmp(n->s, "sys_enter_", 10);
+}
+
+/*
+ * A name a thread got (exec, rename, fork, newtask) or has (a switch's
+ * next, exit): kept until the bundle is read whole, then set in file
+ * order, before any line is printed, as a whole-file read names threads:
+ * each thread by the last name the file gives it.
+ */
+struct sv_name {
+	uint32_t machine;
+	int32_t tid, tgid, parent;	/* parent: newtask's, CLONE_THREAD */
+	char comm[SV_COMM_MAX];
+};
+
+static void add_name(struct sv_view *v, uint32_t m, const struct tf_event *te)
+{
+	struct sv_name *n, *grow;
+
+	if (v->nr_names == v->names_cap) {
+		size_t cap = v->names_cap ? v->names_cap * 2 : 64;
+
+		grow = realloc(v->names, cap * sizeof(*grow));
+		if (!grow)
+			return;
+		v->names = grow;
+		v->names_cap = cap;
+	}
+	n = &v->names[v->nr_names++];
+	n->machine = m;
+	n->tid = te->task.pid;
+	n->tgid = te->kind == TF_EV_EXIT ? te->task.tgid : 0;
+	n->parent = te->kind == TF_EV_NEWTASK &&
+		    (te->task.clone_flags & 0x10000) ? (int32_t)te->pid : 0;
+	n->comm[0] = 0;
+	if (te->task.comm.len)
+		comm_of(n->comm, sizeof(n->comm), te->task.comm);
+}
+
+static void set_names(struct sv_view *v)
+{
+	struct sv_thread *parent;
+	struct sv_name *n;
+	size_t i;
+
+	for (i = 0; i < v->nr_names; i++) {
+		n = &v->names[i];
+		parent = n->parent ? thread(v, n->machine, n->parent) : NULL;
+		set_comm(v, n->machine, n->tid, n->comm,
+			 parent ? parent->tgid : n->tgid);
+	}
+	v->nr_names = 0;
+}
+
+static void add_event(struct sv_view *v, uint32_t m, const struct tf_event *te)
 {
 	struct sv_event *e;
 	size_t i;
 
-	if (fe->event_case == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC &&
-	    (!fe->generic->event_name ||
-	     strncmp(fe->generic->event_name, "sys_enter_", 10)))
+	switch (te->kind) {
+	case TF_EV_SYS_ENTER:
+	case TF_EV_SYS_EXIT:
+		break;
+	case TF_EV_GENERIC:
+		if (!is_sys_enter_strings(te))
+			return;
+		break;
+	default:
+		if (!v->names_given)
+			add_name(v, m, te);
 		return;
+	}
 	e = new_event(v);
 	if (!e)
 		return;
-	e->ts = fe->timestamp;
+	e->ts = te->timestamp;
 	e->machine = m;
-	e->tid = (int32_t)fe->pid;
-	switch (fe->event_case) {
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SYS_ENTER:
+	e->tid = (int32_t)te->pid;
+	e->id = 0;
+	e->nr_args = 0;
+	if (te->timestamp > v->last_ts)
+		v->last_ts = te->timestamp;
+	if (te->timestamp < v->flushed_to)
+		v->c.late++;	/* after later calls were shown */
+	switch (te->kind) {
+	case TF_EV_SYS_ENTER:
 		e->kind = EV_ENTER;
-		e->id = fe->sys_enter->id;
-		e->nr_args = fe->sys_enter->n_args > 6 ? 6 : fe->sys_enter->n_args;
-		for (i = 0; i < e->nr_args; i++)
-			e->args[i] = fe->sys_enter->args[i];
+		e->id = te->sys_enter.id;
+		e->nr_args = te->sys_enter.nr_args > 6 ? 6 : te->sys_enter.nr_args;
+		for (i = 0; i < 6; i++)
+			e->u.args[i] = i < e->nr_args ? te->sys_enter.args[i] : 0;
 		break;
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SYS_EXIT:
+	case TF_EV_SYS_EXIT:
 		e->kind = EV_EXIT;
-		e->id = fe->sys_exit->id;
-		e->ret = fe->sys_exit->ret;
+		e->id = te->sys_exit.id;
+		e->u.ret = te->sys_exit.ret;
 		break;
 	default:
 		e->kind = EV_STRS;
-		add_strings(e, fe->generic);
+		add_strings(e, te);
 		break;
 	}
 }
 
-/* Names and processes of threads: whatever the file has. */
-static void add_task_event(struct sv_view *v, uint32_t m, const pbt_fevent *fe)
+/* A packet's bytes that break the format: none of its events are kept
+ * (as protobuf-c refuses it whole), and the first is remembered. */
+static void bad_packet(struct sv_view *v, uint64_t off, const uint8_t *rec,
+		       const struct tf_error *err)
 {
-	switch (fe->event_case) {
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK:
-		set_comm(v, m, fe->sched_process_fork->child_pid,
-			 fe->sched_process_fork->child_comm, 0);
-		break;
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_TASK_NEWTASK: {
-		struct sv_thread *parent = thread(v, m, (int32_t)fe->pid);
-		bool same_process = fe->task_newtask->clone_flags & 0x10000;
-
-		set_comm(v, m, fe->task_newtask->pid, fe->task_newtask->comm,
-			 same_process && parent ? parent->tgid : 0);
-		break;
-	}
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_PROCESS_EXEC:
-		set_comm(v, m, fe->sched_process_exec->pid,
-			 fe->sched_process_exec->filename, 0);
-		break;
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_TASK_RENAME:
-		set_comm(v, m, fe->task_rename->pid, fe->task_rename->newcomm, 0);
-		break;
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_PROCESS_EXIT:
-		set_comm(v, m, fe->sched_process_exit->pid,
-			 fe->sched_process_exit->comm,
-			 fe->sched_process_exit->tgid);
-		break;
-	case PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH:
-		set_comm(v, m, fe->sched_switch->next_pid,
-			 fe->sched_switch->next_comm, 0);
-		break;
-	default:
-		break;
+	if (!v->c.bad_packets++) {
+		v->first_bad = off;
+		v->first_bad_what = err->what;
+		v->first_bad_at = off + (uint64_t)(err->at - rec);
 	}
 }
 
-static void add_bundle(struct sv_view *v, uint32_t m,
-		       const Perfetto__Protos__FtraceEventBundle *b)
+static bool add_bundle(struct sv_view *v, uint32_t m, const struct tf_packet *pk,
+		       struct tf_error *err)
 {
-	struct sv_machine *mm = machine(v, m);	/* each gets a section */
-	size_t i;
+	size_t n0 = v->n, i;
+	struct tf_bundle b;
+	struct tf_event te;
+	int ret;
 
-	if (b->has_lost_events && b->lost_events)
-		mm->lost_bundles++;
-	for (i = 0; i < b->n_event; i++) {
-		const pbt_fevent *fe = b->event[i];
-
-		if (fe->event_case == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SYS_ENTER ||
-		    fe->event_case == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SYS_EXIT ||
-		    fe->event_case == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC)
-			add_sys_event(v, m, fe);
-		else
-			add_task_event(v, m, fe);
+	tf_bundle_begin(&b, pk);
+	b.skip_tasks = v->names_given;
+	v->nr_names = 0;
+	while ((ret = tf_bundle_next(&b, &te, err)) > 0)
+		add_event(v, m, &te);
+	if (ret < 0) {
+		for (i = n0; i < v->n; i++)
+			free_event(&v->ev[i]);
+		v->n = n0;
+		if (v->sorted > n0)
+			v->sorted = n0;
+		v->nr_names = 0;
+		return false;
 	}
+	set_names(v);
+	if (b.lost_events)	/* each machine gets a section */
+		machine(v, m)->lost_bundles++;
+	else
+		machine(v, m);
+	return true;
 }
 
-static void add_process_tree(struct sv_view *v, uint32_t m,
-			     const Perfetto__Protos__ProcessTree *pt)
+static bool add_process_tree(struct sv_view *v, uint32_t m,
+			     const struct tf_packet *pk, struct tf_error *err)
 {
-	size_t i;
+	char comm[SV_COMM_MAX];
+	struct tf_tree t;
+	struct tf_proc p;
+	int ret;
 
-	for (i = 0; i < pt->n_processes; i++) {
-		const Perfetto__Protos__ProcessTree__Process *p = pt->processes[i];
-
-		set_comm(v, m, p->pid, p->n_cmdline ? p->cmdline[0] : NULL,
-			 p->pid);
+	tf_tree_begin(&t, pk);		/* all of it is read, or nothing */
+	while ((ret = tf_tree_next(&t, &p, err)) > 0)
+		;
+	if (ret < 0)
+		return false;
+	tf_tree_begin(&t, pk);
+	while (tf_tree_next(&t, &p, err) > 0) {
+		comm[0] = 0;
+		if (p.name.len)
+			comm_of(comm, sizeof(comm), p.name);
+		set_comm(v, m, p.tid, comm, p.tgid);
 	}
-	for (i = 0; i < pt->n_threads; i++)
-		set_comm(v, m, pt->threads[i]->tid, pt->threads[i]->name,
-			 pt->threads[i]->tgid);
+	return true;
 }
 
 /* The kernel's own count of what it could not record (end of trace). */
-static void add_ftrace_stats(struct sv_view *v, uint32_t m,
-			     const Perfetto__Protos__FtraceStats *st)
+static bool add_ftrace_stats(struct sv_view *v, uint32_t m,
+			     const struct tf_packet *pk, struct tf_error *err)
 {
-	uint64_t lost = 0;
-	size_t i;
+	struct tf_ftrace_stats st;
 
-	if (!st->has_phase ||
-	    st->phase != PERFETTO__PROTOS__FTRACE_STATS__PHASE__END_OF_TRACE)
-		return;
-	for (i = 0; i < st->n_cpu_stats; i++)
-		lost += st->cpu_stats[i]->overrun + st->cpu_stats[i]->dropped_events;
-	machine(v, m)->lost_events = lost;
+	if (!tf_ftrace_stats(pk, &st, err))
+		return false;
+	if (st.has_phase &&
+	    st.phase == PERFETTO__PROTOS__FTRACE_STATS__PHASE__END_OF_TRACE)
+		machine(v, m)->lost_events = st.lost;
+	return true;
 }
 
-static void add_packet(struct sv_view *v, const Perfetto__Protos__TracePacket *p)
+static bool add_system_info(struct sv_view *v, uint32_t m,
+			    const struct tf_packet *pk, struct tf_error *err)
 {
-	uint32_t m = p->has_machine_id ? p->machine_id : 0;
-	const Perfetto__Protos__SystemInfo *si = p->system_info;
+	struct tf_system_info si;
 	struct sv_machine *mm;
 
-	switch (p->data_case) {
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS:
-		add_bundle(v, m, p->ftrace_events);
+	if (!tf_system_info(pk, &si, err))
+		return false;
+	mm = machine(v, m);
+	/* This machine stays "host", the word configs use for it, whatever
+	 * name traced gave it. */
+	if (m && si.machine_name.len)
+		snprintf(mm->name, sizeof(mm->name), "%.*s",
+			 (int)si.machine_name.len, si.machine_name.s);
+	else if (m && !mm->name[0] && si.has_utsname && si.release.s)
+		snprintf(mm->name, sizeof(mm->name), "%.*s %.*s",
+			 (int)si.machine.len, si.machine.s ? si.machine.s : "",
+			 (int)si.release.len, si.release.s);
+	return true;
+}
+
+/* The TracePacket of one whole record at rec. */
+static const uint8_t *record_body(const uint8_t *rec, size_t len, size_t *n)
+{
+	const uint8_t *p = rec, *body;
+
+	return trace_next_record(&p, rec + len, &body, n) > 0 &&
+	       p == rec + len ? body : NULL;
+}
+
+bool sv_feed_packet(struct sv_view *v, const uint8_t *rec, size_t rec_len,
+		    uint64_t off)
+{
+	struct tf_packet pk;
+	struct tf_error err = { rec, "Trace.packet: not one whole record" };
+	const uint8_t *body;
+	size_t len;
+	uint32_t m;
+	bool ok;
+
+	v->last_ts = 0;
+	body = record_body(rec, rec_len, &len);
+	if (!body || !tf_packet(body, body + len, &pk, &err)) {
+		bad_packet(v, off, rec, &err);
+		return false;
+	}
+	m = pk.has_machine_id ? pk.machine_id : 0;
+	switch (pk.data) {
+	case TF_FTRACE_EVENTS:
+		ok = add_bundle(v, m, &pk, &err);
 		break;
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_PROCESS_TREE:
-		add_process_tree(v, m, p->process_tree);
+	case TF_PROCESS_TREE:
+		ok = add_process_tree(v, m, &pk, &err);
 		break;
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_STATS:
-		add_ftrace_stats(v, m, p->ftrace_stats);
+	case TF_FTRACE_STATS:
+		ok = add_ftrace_stats(v, m, &pk, &err);
 		break;
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO:
-		mm = machine(v, m);
-		/* This machine stays "host", the word configs use for it,
-		 * whatever name traced gave it. */
-		if (m && si->machine_name && *si->machine_name)
-			snprintf(mm->name, sizeof(mm->name), "%s", si->machine_name);
-		else if (m && !mm->name[0] && si->utsname && si->utsname->release)
-			snprintf(mm->name, sizeof(mm->name), "%s %s",
-				 si->utsname->machine ? si->utsname->machine : "",
-				 si->utsname->release);
+	case TF_SYSTEM_INFO:
+		ok = add_system_info(v, m, &pk, &err);
 		break;
 	default:
+		ok = true;
 		break;
 	}
+	if (!ok)
+		bad_packet(v, off, rec, &err);
+	return ok;
 }
 
 long sv_feed(struct sv_view *v, const uint8_t *data, size_t len,
 	     uint64_t *bad_offset)
 {
-	const uint8_t *p = data, *end = data + len;
-	Perfetto__Protos__TracePacket *pkt;
+	const uint8_t *p = data, *end = data + len, *body, *at;
+	size_t n;
 	int ret;
 
 	while (p < end) {
-		ret = trace_next_packet(&p, end, &pkt);
+		at = p;
+		ret = trace_next_record(&p, end, &body, &n);
 		if (ret == 0)
 			break;			/* cut short: the rest later */
 		if (ret < 0) {
 			*bad_offset = p - data;
+			v->fed += p - data;
 			return -1;
 		}
-		add_packet(v, pkt);
-		perfetto__protos__trace_packet__free_unpacked(pkt, NULL);
+		sv_feed_packet(v, at, (size_t)(p - at),
+			       v->fed + (uint64_t)(at - data));
 	}
+	v->fed += p - data;
 	return p - data;
+}
+
+bool sv_feed_names(struct sv_view *v, const uint8_t *rec, size_t rec_len)
+{
+	const uint8_t *body = record_body(rec, rec_len, &rec_len);
+	struct tf_packet pk;
+	struct tf_bundle b;
+	struct tf_error err;
+	struct tf_event te;
+	uint32_t m;
+	int ret;
+
+	v->names_given = true;
+	if (!body || !tf_packet(body, body + rec_len, &pk, &err) ||
+	    pk.data != TF_FTRACE_EVENTS)
+		return false;
+	m = pk.has_machine_id ? pk.machine_id : 0;
+	tf_bundle_begin(&b, &pk);
+	b.skip_calls = true;
+	v->nr_names = 0;
+	while ((ret = tf_bundle_next(&b, &te, &err)) > 0)
+		if (te.kind != TF_EV_SYS_ENTER && te.kind != TF_EV_SYS_EXIT &&
+		    te.kind != TF_EV_GENERIC)
+			add_name(v, m, &te);
+	if (ret < 0) {		/* sv_feed_packet() will say so */
+		v->nr_names = 0;
+		return false;
+	}
+	set_names(v);
+	return true;
+}
+
+void sv_add_machine(struct sv_view *v, uint32_t machine_id)
+{
+	machine(v, machine_id);
+}
+
+size_t sv_queued(const struct sv_view *v)
+{
+	return v->n;
+}
+
+uint64_t sv_last_ts(const struct sv_view *v)
+{
+	return v->last_ts;
+}
+
+bool sv_first_bad(const struct sv_view *v, uint64_t *off, uint64_t *at,
+		  const char **what)
+{
+	if (!v->c.bad_packets)
+		return false;
+	*off = v->first_bad;
+	*at = v->first_bad_at;
+	*what = v->first_bad_what;
+	return true;
 }
 
 static int by_time(const void *a, const void *b)
@@ -450,30 +666,77 @@ static const char *kernel_errname(int64_t ret)
 	}
 }
 
+/*
+ * printf("%*.3f", width, ns / 1e6) without the double: the same text.
+ * %.3f rounds the double's exact value. Below 2^53 ns (104 days) ns is
+ * exact as a double and ns / 1e6 is within 2^-53 of the true quotient,
+ * closer than the nearest rounding boundary (at least 1 ns away unless
+ * exactly on it), so rounding the integer gives the same digits. Exactly
+ * on a half the double's own rounding decides, and past 2^53 ns the
+ * double is not exact: printf formats those.
+ */
+static char *put_ms(char *b, uint64_t ns, int width)
+{
+	uint64_t us = ns / 1000, ms;
+	unsigned int frac;
+	char digits[24];
+	int n = 0, pad;
+
+	if (ns % 1000 == 500 || ns >> 53)
+		return b + sprintf(b, "%*.3f", width, ns / 1e6);
+	us += ns % 1000 > 500;
+	ms = us / 1000;
+	frac = (unsigned int)(us % 1000);
+	do {
+		digits[n++] = (char)('0' + ms % 10);
+		ms /= 10;
+	} while (ms);
+	for (pad = width - (n + 4); pad > 0; pad--)
+		*b++ = ' ';
+	while (n)
+		*b++ = digits[--n];
+	*b++ = '.';
+	*b++ = (char)('0' + frac / 100);
+	*b++ = (char)('0' + frac / 10 % 10);
+	*b++ = (char)('0' + frac % 10);
+	return b;
+}
+
 static void print_head(struct sv_view *v, const struct sv_thread *t,
 		       uint64_t ts, const uint64_t *dur)
 {
+	char line[160], *b = line;
 	FILE *f = v->o.out;
 
-	if (v->nr_machines > 1 || t->machine)
-		fprintf(f, "%s: ", machine_name(machine(v, t->machine)));
-	fprintf(f, "%10.3f ", ts >= v->base_ts ? (ts - v->base_ts) / 1e6 : 0.0);
-	if (dur)
-		fprintf(f, "(%7.3f ms): ", *dur / 1e6);
-	else
-		fputs("(         ): ", f);
-	fprintf(f, "%s/%d ", t->comm[0] ? t->comm : ":", t->tid);
+	if (v->nr_machines > 1 || t->machine) {
+		fputs(machine_name(machine(v, t->machine)), f);
+		fputs(": ", f);
+	}
+	b = put_ms(b, ts >= v->base_ts ? ts - v->base_ts : 0, 10);
+	if (dur) {
+		memcpy(b, " (", 2);
+		b = put_ms(b + 2, *dur, 7);
+		memcpy(b, " ms): ", 6);
+		b += 6;
+	} else {
+		memcpy(b, " (         ): ", 14);
+		b += 14;
+	}
+	b += snprintf(b, line + sizeof(line) - b, "%s/%d ",
+		      t->comm[0] ? t->comm : ":", t->tid);
+	fwrite(line, 1, (size_t)(b - line), f);
 }
 
-static void print_call(struct sv_view *v,
-		       const struct sv_event *e)
+static void print_call(struct sv_view *v, const struct sv_open *call)
 {
+	const struct sv_event *e = &call->enter;
 	struct sv_call_fmt c = {
 		.name = sys_name(e->id), .id = (unsigned int)e->id,
-		.nr_args = e->nr_args, .strs = e->strs, .nr_strs = e->nr_strs,
+		.nr_args = e->nr_args, .strs = call->strs,
+		.nr_strs = call->nr_strs,
 	};
 
-	memcpy(c.args, e->args, sizeof(c.args));
+	memcpy(c.args, e->u.args, sizeof(c.args));
 	sv_fmt_args(v->o.out, &c);
 }
 
@@ -495,6 +758,61 @@ static bool is_error(int64_t ret)
 	return ret < 0 && ret >= -4095;
 }
 
+/* A thread's cell for syscall id, made on its first call (NULL: none). */
+static struct sv_stat *tstat(const struct sv_thread *t, unsigned int id)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_stats; i++)
+		if (t->stats[i].id == id)
+			return &t->stats[i].s;
+	return NULL;
+}
+
+/* A storm of one call: the cell used last first. */
+static struct sv_stat *tstat_hot(struct sv_thread *t, unsigned int id)
+{
+	unsigned int i;
+
+	if (t->last_stat < t->nr_stats && t->stats[t->last_stat].id == id)
+		return &t->stats[t->last_stat].s;
+	for (i = 0; i < t->nr_stats; i++)
+		if (t->stats[i].id == id) {
+			t->last_stat = i;
+			return &t->stats[i].s;
+		}
+	return NULL;
+}
+
+static struct sv_stat *new_tstat(struct sv_thread *t, unsigned int id)
+{
+	struct sv_tstat *grow;
+
+	if (t->nr_stats == t->stats_cap) {
+		unsigned int cap = t->stats_cap ? t->stats_cap * 2 : 8;
+
+		grow = realloc(t->stats, cap * sizeof(*grow));
+		if (!grow)
+			return NULL;
+		t->stats = grow;
+		t->stats_cap = cap;
+	}
+	memset(&t->stats[t->nr_stats], 0, sizeof(t->stats[0]));
+	t->stats[t->nr_stats].id = id;
+	return &t->stats[t->nr_stats++].s;
+}
+
+/* A thread's cells as an array by id (SV_NR_MAX), for the tables. */
+static struct sv_stat *dense_stats(const struct sv_thread *t)
+{
+	struct sv_stat *all = calloc(SV_NR_MAX, sizeof(*all));
+	unsigned int i;
+
+	for (i = 0; all && i < t->nr_stats; i++)
+		all[t->stats[i].id] = t->stats[i].s;
+	return all;
+}
+
 static void account(struct sv_view *v, struct sv_thread *t, int64_t id,
 		    uint64_t dur, bool err)
 {
@@ -503,11 +821,11 @@ static void account(struct sv_view *v, struct sv_thread *t, int64_t id,
 
 	if (id < 0 || id >= SV_NR_MAX)
 		return;
-	if (!t->stats)
-		t->stats = calloc(SV_NR_MAX, sizeof(*t->stats));
-	if (!t->stats)
+	s = tstat_hot(t, (unsigned int)id);
+	if (!s)
+		s = new_tstat(t, (unsigned int)id);
+	if (!s)
 		return;
-	s = &t->stats[id];
 	s->calls++;
 	s->errors += err;
 	s->total += dur;
@@ -525,9 +843,9 @@ static void account(struct sv_view *v, struct sv_thread *t, int64_t id,
 
 static void drop_open(struct sv_thread *t)
 {
-	free_strs(t->call.enter.strs, t->call.enter.nr_strs);
-	t->call.enter.strs = NULL;
-	t->call.enter.nr_strs = 0;
+	free_strs(t->call.strs, t->call.nr_strs);
+	t->call.strs = NULL;
+	t->call.nr_strs = 0;
 	t->call.open = false;
 }
 
@@ -536,14 +854,14 @@ static void complete(struct sv_view *v, struct sv_thread *t,
 {
 	const struct sv_event *e = &t->call.enter;
 	uint64_t dur = x->ts - e->ts;
-	bool err = is_error(x->ret);
+	bool err = is_error(x->u.ret);
 
 	account(v, t, e->id, dur, err);
 	if (v->o.lines && dur >= v->o.filter.min_duration_ns &&
 	    (!v->o.filter.failure || err)) {
 		print_head(v, t, e->ts, &dur);
-		print_call(v, e);
-		print_ret(v, e->id, x->ret);
+		print_call(v, &t->call);
+		print_ret(v, e->id, x->u.ret);
 	}
 	drop_open(t);
 }
@@ -556,34 +874,34 @@ static void continued(struct sv_view *v, struct sv_thread *t,
 
 	v->c.unpaired_exits++;
 	if (!v->o.lines || v->o.filter.min_duration_ns ||
-	    (v->o.filter.failure && !is_error(x->ret)))
+	    (v->o.filter.failure && !is_error(x->u.ret)))
 		return;
 	print_head(v, t, x->ts, NULL);
 	if (name)
 		fprintf(v->o.out, "... [continued]: %s()", name);
 	else
 		fprintf(v->o.out, "... [continued]: syscall_%" PRId64 "()", x->id);
-	print_ret(v, x->id, x->ret);
+	print_ret(v, x->id, x->u.ret);
 }
 
 static void take_strings(struct sv_view *v, struct sv_thread *t,
 			 struct sv_event *e)
 {
-	size_t i;
+	struct sv_str *strs = e->u.s.strs;
+	size_t i, n = e->u.s.nr_strs;
 
-	for (i = 0; i < e->nr_strs; i++) {
+	for (i = 0; i < n; i++) {
 		v->c.strings++;
-		v->c.faults += !e->strs[i].value;
-		v->c.truncated += e->strs[i].truncated;
+		v->c.faults += !strs[i].value;
+		v->c.truncated += strs[i].truncated;
 	}
-	if (t->call.open && t->call.enter.ts == e->ts && !t->call.enter.strs) {
-		t->call.enter.strs = e->strs;
-		t->call.enter.nr_strs = e->nr_strs;
+	if (t->call.open && t->call.enter.ts == e->ts && !t->call.strs) {
+		t->call.strs = strs;
+		t->call.nr_strs = n;
 	} else {
-		free_strs(e->strs, e->nr_strs);
+		free_strs(strs, n);
 	}
-	e->strs = NULL;
-	e->nr_strs = 0;
+	e->kind = EV_ENTER;	/* they are the call's now, or gone */
 }
 
 static void process(struct sv_view *v, struct sv_event *e)
@@ -591,8 +909,7 @@ static void process(struct sv_view *v, struct sv_event *e)
 	struct sv_thread *t = thread(v, e->machine, e->tid);
 
 	if (!t || (e->kind != EV_STRS && !selected(v, t, e->id))) {
-		free_strs(e->strs, e->nr_strs);
-		e->strs = NULL;
+		free_event(e);
 		return;
 	}
 	if (e->kind == EV_STRS) {
@@ -620,33 +937,142 @@ static void process(struct sv_view *v, struct sv_event *e)
 	}
 }
 
+static bool ev_before(const struct sv_event *x, const struct sv_event *y)
+{
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	if (x->machine != y->machine)
+		return x->machine < y->machine;
+	if (x->tid != y->tid)
+		return x->tid < y->tid;
+	return x->kind < y->kind;
+}
+
+/* Runs a and b (a ends where b starts) of src merged into dst. */
+static void merge2(const struct sv_event *src, struct sv_event *dst,
+		   size_t a, size_t b, size_t end)
+{
+	size_t i = a, j = b, k = a;
+
+	while (i < b && j < end)
+		dst[k++] = ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+	memcpy(dst + k, src + i, (b - i) * sizeof(*dst));
+	k += b - i;
+	memcpy(dst + k, src + j, (end - j) * sizeof(*dst));
+}
+
 /*
- * What was left from the last flush is in order already: only what came
- * since is sorted, then the two runs are merged, so a live view under a
- * syscall storm does not sort its whole hold-back every tick.
+ * nr runs of src (run[i] starts one, the next one or n ends it) merged
+ * into dst in one pass: a heap of the runs by their next event, ties to
+ * the earlier run (so equal keys keep their order). run[] is reused as
+ * the runs' cursors, end[] as their ends.
+ */
+static void merge_k(const struct sv_event *src, struct sv_event *dst,
+		    size_t *run, size_t *end, size_t nr, size_t n)
+{
+	size_t i, k = 0, top, c, h, len = nr;
+	size_t *heap = end + nr;	/* run numbers */
+
+#define RUN_BEFORE(x, y) (ev_before(&src[run[x]], &src[run[y]]) || \
+			  (!ev_before(&src[run[y]], &src[run[x]]) && (x) < (y)))
+	for (i = 0; i < nr; i++) {
+		end[i] = i + 1 < nr ? run[i + 1] : n;
+		heap[i] = i;
+	}
+	for (i = len / 2; i-- > 0;) {		/* heapify */
+		for (h = i; (c = 2 * h + 1) < len; h = c) {
+			if (c + 1 < len && RUN_BEFORE(heap[c + 1], heap[c]))
+				c++;
+			if (!RUN_BEFORE(heap[c], heap[h]))
+				break;
+			top = heap[h];
+			heap[h] = heap[c];
+			heap[c] = top;
+		}
+	}
+	while (len) {
+		top = heap[0];
+		dst[k++] = src[run[top]++];
+		if (run[top] == end[top])
+			heap[0] = heap[--len];
+		for (h = 0; (c = 2 * h + 1) < len; h = c) {
+			if (c + 1 < len && RUN_BEFORE(heap[c + 1], heap[c]))
+				c++;
+			if (!RUN_BEFORE(heap[c], heap[h]))
+				break;
+			top = heap[h];
+			heap[h] = heap[c];
+			heap[c] = top;
+		}
+	}
+#undef RUN_BEFORE
+}
+
+/*
+ * A natural merge sort: events come as ordered runs (each CPU's chunk is
+ * in time order, and what was left from the last flush is sorted), so
+ * the runs are found and merged in one pass, where a general sort pays
+ * log2(events) passes. Equal keys keep their order.
  */
 static void sort_events(struct sv_view *v)
 {
-	size_t i = 0, j = v->sorted, k = 0;
-	struct sv_event *grow;
+	size_t *run, nr = 0, i, cap = 64;
+	struct sv_event *swap;
 
-	qsort(v->ev + v->sorted, v->n - v->sorted, sizeof(*v->ev), by_time);
-	if (v->sorted && v->sorted < v->n) {
-		grow = realloc(v->tmp, v->cap * sizeof(*grow));
-		if (!grow) {		/* sort it all in place instead */
-			qsort(v->ev, v->n, sizeof(*v->ev), by_time);
+	if (v->sorted < 1)
+		v->sorted = 1;
+	if (v->sorted >= v->n)
+		return;
+	if (!ev_before(&v->ev[v->sorted], &v->ev[v->sorted - 1])) {
+		for (i = v->sorted + 1; i < v->n; i++)
+			if (ev_before(&v->ev[i], &v->ev[i - 1]))
+				break;
+		if (i == v->n) {	/* appended in order: nothing to do */
 			v->sorted = v->n;
 			return;
 		}
-		v->tmp = grow;
-		while (i < v->sorted || j < v->n) {
-			if (j == v->n || (i < v->sorted && by_time(&v->ev[i], &v->ev[j]) <= 0))
-				v->tmp[k++] = v->ev[i++];
-			else
-				v->tmp[k++] = v->ev[j++];
-		}
-		memcpy(v->ev, v->tmp, v->n * sizeof(*v->ev));
 	}
+	if (v->tmp_cap < v->cap) {
+		swap = realloc(v->tmp, v->cap * sizeof(*swap));
+		if (!swap)
+			goto fallback;
+		v->tmp = swap;
+		v->tmp_cap = v->cap;
+	}
+	run = malloc(3 * cap * sizeof(*run));	/* starts, ends, heap */
+	if (!run)
+		goto fallback;
+	run[nr++] = 0;
+	for (i = v->sorted; i < v->n; i++) {
+		if (!ev_before(&v->ev[i], &v->ev[i - 1]))
+			continue;
+		if (nr == cap) {
+			size_t *grow = realloc(run, 3 * 2 * cap * sizeof(*run));
+
+			if (!grow) {
+				free(run);
+				goto fallback;
+			}
+			run = grow;
+			cap *= 2;
+		}
+		run[nr++] = i;
+	}
+	if (nr == 2)
+		merge2(v->ev, v->tmp, run[0], run[1], v->n);
+	else
+		merge_k(v->ev, v->tmp, run, run + cap, nr, v->n);
+	free(run);
+	swap = v->ev;		/* the merged copy is the array now */
+	v->ev = v->tmp;
+	v->tmp = swap;
+	i = v->cap;
+	v->cap = v->tmp_cap;
+	v->tmp_cap = i;
+	v->sorted = v->n;
+	return;
+fallback:			/* no memory for the runs: sort in place */
+	qsort(v->ev, v->n, sizeof(*v->ev), by_time);
 	v->sorted = v->n;
 }
 
@@ -654,10 +1080,14 @@ void sv_flush(struct sv_view *v, uint64_t until_ts)
 {
 	size_t i, rest;
 
+	if (v->n > v->c.held_max)
+		v->c.held_max = v->n;
 	if (v->n)
 		sort_events(v);
 	for (i = 0; i < v->n && v->ev[i].ts < until_ts; i++)
 		process(v, &v->ev[i]);
+	if (until_ts > v->flushed_to && until_ts != UINT64_MAX)
+		v->flushed_to = until_ts;
 	rest = v->n - i;
 	if (rest && i)
 		memmove(v->ev, v->ev + i, rest * sizeof(*v->ev));
@@ -672,6 +1102,8 @@ static int by_enter_time(const void *a, const void *b)
 
 	if (x->call.enter.ts != y->call.enter.ts)
 		return x->call.enter.ts < y->call.enter.ts ? -1 : 1;
+	if (x->machine != y->machine)
+		return x->machine < y->machine ? -1 : 1;
 	return x->tid - y->tid;
 }
 
@@ -699,7 +1131,7 @@ static void print_pending(struct sv_view *v)
 		    v->o.filter.failure)
 			continue;
 		print_head(v, open[i], open[i]->call.enter.ts, NULL);
-		print_call(v, &open[i]->call.enter);
+		print_call(v, &open[i]->call);
 		fputs(no_return ? "\n" : " ... [pending]\n", v->o.out);
 	}
 	free(open);
@@ -755,13 +1187,18 @@ static void print_name(FILE *f, unsigned int id, int width)
 
 static void print_thread_table(FILE *f, const struct sv_thread *t)
 {
+	struct sv_stat *stats = dense_stats(t);
 	unsigned int ids[SV_NR_MAX];
-	size_t i, n = sorted_ids(t->stats, ids);
+	size_t i, n;
+
+	if (!stats)
+		return;
+	n = sorted_ids(stats, ids);
 
 	fprintf(f, "     syscall            calls  errors  total(msec)   min(msec)   avg(msec)   max(msec)  stddev(%%)\n");
 	fprintf(f, "     --------------- -------- ------- ------------ ----------- ----------- ----------- ----------\n");
 	for (i = 0; i < n; i++) {
-		const struct sv_stat *s = &t->stats[ids[i]];
+		const struct sv_stat *s = &stats[ids[i]];
 
 		fputs("     ", f);
 		print_name(f, ids[i], 15);
@@ -769,6 +1206,7 @@ static void print_thread_table(FILE *f, const struct sv_thread *t)
 			s->calls, s->errors, s->total / 1e6, s->min / 1e6,
 			s->mean / 1e6, s->max / 1e6, sv_stddev_pct(s));
 	}
+	free(stats);
 }
 
 static uint64_t process_total(const struct sv_view *v, const struct sv_thread *t)
@@ -832,7 +1270,7 @@ static void print_process_head(struct sv_view *v, const struct sv_row *rows,
 static void print_all_threads(struct sv_view *v, uint32_t m)
 {
 	struct sv_stat *all = calloc(SV_NR_MAX, sizeof(*all));
-	unsigned int ids[SV_NR_MAX], id;
+	unsigned int ids[SV_NR_MAX], j;
 	size_t i, n;
 
 	if (!all)
@@ -840,12 +1278,14 @@ static void print_all_threads(struct sv_view *v, uint32_t m)
 	for (i = 0; i < v->nr_threads; i++) {
 		const struct sv_thread *t = v->threads[i];
 
-		if (t->machine != m || !t->stats)
+		if (t->machine != m)
 			continue;
-		for (id = 0; id < SV_NR_MAX; id++) {
-			all[id].calls += t->stats[id].calls;
-			all[id].errors += t->stats[id].errors;
-			all[id].total += t->stats[id].total;
+		for (j = 0; j < t->nr_stats; j++) {
+			const struct sv_tstat *ts = &t->stats[j];
+
+			all[ts->id].calls += ts->s.calls;
+			all[ts->id].errors += ts->s.errors;
+			all[ts->id].total += ts->s.total;
 		}
 	}
 	n = sorted_ids(all, ids);
@@ -939,7 +1379,7 @@ const struct sv_stat *sv_stat_of(const struct sv_view *v, uint32_t m,
 		return NULL;
 	for (i = 0; i < v->nr_threads; i++)
 		if (v->threads[i]->machine == m && v->threads[i]->tid == tid)
-			return v->threads[i]->stats ? &v->threads[i]->stats[nr] : NULL;
+			return tstat(v->threads[i], nr);
 	return NULL;
 }
 

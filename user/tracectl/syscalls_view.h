@@ -54,12 +54,17 @@ struct sv_stat {
 
 struct sv_thread;
 struct sv_view;
+struct sv_counts;
 
 struct sv_opts {
 	FILE *out;			/* lines and summary */
 	bool lines;			/* print calls (not --summary-only) */
 	bool summary;			/* -s */
 	struct sv_filter filter;
+	size_t hold;			/* sv_report_file(): events held before
+					 * pairing; 0: 65536 (tests: 1) */
+	size_t index_max;		/* ...and chunks indexed ahead; 0: 2 Mi
+					 * (tests: a few) */
 };
 
 /* "openat,read" or "!futex": the syscall ids into f. -1 with a message
@@ -73,10 +78,55 @@ void sv_free(struct sv_view *v);
 /*
  * Reads the Trace.packet records in data: complete ones are taken, a
  * record cut short at the end is left. Returns the bytes taken, or -1 at
- * the first record that is not a TracePacket (*bad_offset says where).
+ * the first bytes that are no Trace.packet record (*bad_offset says
+ * where). A record whose TracePacket is unreadable is skipped whole and
+ * counted (sv_first_bad()); the ones after it are read. Offsets count
+ * from the first byte ever fed: feed a file in order, from its start.
  */
 long sv_feed(struct sv_view *v, const uint8_t *data, size_t len,
 	     uint64_t *bad_offset);
+
+/*
+ * One whole record (its tag, length and TracePacket: trace_next_record()
+ * moved over it) found at file offset off: false when unreadable (skipped
+ * and counted, as above). For a reader that feeds records out of file
+ * order (report: each CPU's chunks in turn); sv_last_ts() is then the
+ * latest event it held (0: none), sv_queued() the events waiting for
+ * sv_flush().
+ */
+bool sv_feed_packet(struct sv_view *v, const uint8_t *rec, size_t len,
+		    uint64_t off);
+uint64_t sv_last_ts(const struct sv_view *v);
+size_t sv_queued(const struct sv_view *v);
+
+/*
+ * A reader that feeds records out of file order gives the threads' names
+ * in file order first, as a whole-file read would, with this: the
+ * task-naming events of a TF_FTRACE_EVENTS packet (false: not one, or
+ * unreadable; sv_feed_packet() says so). From the first call on,
+ * sv_feed_packet() leaves task events to it.
+ */
+bool sv_feed_names(struct sv_view *v, const uint8_t *rec, size_t len);
+
+/* A machine whose events come later: its summary section and line
+ * prefix are in the order machines first appear in the file. */
+void sv_add_machine(struct sv_view *v, uint32_t machine_id);
+
+/* The first unreadable packet: its record's file offset, the offset of
+ * the field that breaks it and what that is. false: none. */
+bool sv_first_bad(const struct sv_view *v, uint64_t *off, uint64_t *at,
+		  const char **what);
+
+/*
+ * tracectl report FILE (report_read.c): the whole of a finished file,
+ * then sv_finish(), in bounded memory: the calls, the summary, and on
+ * stderr what in the file could not be read; progress ("indexing",
+ * "reading" N of M MiB) on stderr when show_progress; the view's counts
+ * into *counts (NULL: not wanted). 0, or 1 when the file is not wholly a
+ * trace or could not be read.
+ */
+int sv_report_file(const struct sv_opts *o, const char *path, int fd,
+		   bool show_progress, struct sv_counts *counts);
 
 /* Pairs and prints every event before until_ts (CLOCK_BOOTTIME ns; all
  * of them with UINT64_MAX): what a growing file still gets is later. */
@@ -90,6 +140,10 @@ void sv_finish(struct sv_view *v);
 struct sv_counts {
 	uint64_t calls, printed, pending, unpaired_exits, lost_events;
 	uint64_t lost_bundles, strings, faults, truncated;
+	uint64_t bad_packets;		/* unreadable, skipped */
+	uint64_t late;			/* older than what was already shown */
+	uint64_t events;		/* calls' enters, exits and strings */
+	uint64_t held_max;		/* most of them waiting at once */
 };
 void sv_get_counts(const struct sv_view *v, struct sv_counts *c);
 
