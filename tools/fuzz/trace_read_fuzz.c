@@ -16,8 +16,8 @@
  * file of more than 2 Mi chunks has it: streams stall, events come late).
  *
  * Built and run by tools/fuzz/run, which reads these lines:
- * fuzz-sources: user/lib/trace_file.c user/lib/syscalls.c user/tracectl/syscalls_view.c user/tracectl/syscalls_fmt.c user/tracectl/report_read.c
- * fuzz-gen: user/lib/syscalls_table.sh user/tracectl/syscall_args.sh
+ * fuzz-sources: user/lib/trace_file.c user/lib/syscalls.c user/tracectl/syscalls_view.c user/tracectl/syscalls_fmt.c user/tracectl/syscalls_decode.c user/tracectl/report_read.c
+ * fuzz-gen: user/lib/syscalls_table.sh user/tracectl/syscall_args.sh=user/tracectl/syscall_defines.txt user/tracectl/syscall_xlat.sh
  * fuzz-protos: config trace
  * fuzz-seeds: tools/fuzz/trace_read_seeds
  */
