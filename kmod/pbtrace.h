@@ -249,6 +249,7 @@ void pbt_buffer_publish_watermark(struct pbt_buffer *b, u64 ns, u64 seq);
 /*
  * watermark.c: a buffer's live watermark (PBTRACE_A_BUFFER_WATERMARK_MS).
  * start: while the session runs, rounds every period (may fail -ENOMEM);
+ * kick: a round at once (FLUSH_SESSION); both under pbt_sessions_lock;
  * stop: after the session's final flush, the watermark is "everything";
  * free: any time after stop (or instead of it). read: the published
  * watermark and the read watermark (every event before it is sealed and
@@ -256,6 +257,7 @@ void pbt_buffer_publish_watermark(struct pbt_buffer *b, u64 ns, u64 seq);
  */
 struct pbt_watermark;
 struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms);
+void pbt_watermark_kick(struct pbt_watermark *wm);	/* a round now */
 void pbt_watermark_stop(struct pbt_watermark *wm);
 void pbt_watermark_free(struct pbt_watermark *wm);
 void pbt_watermark_read(struct pbt_watermark *wm, u64 *published, u64 *read);

@@ -576,6 +576,7 @@ int pbt_session_stop(u32 id)
 int pbt_session_flush(u32 id)
 {
 	struct pbt_session *s;
+	unsigned int i;
 	int ret = 0;
 
 	mutex_lock(&pbt_sessions_lock);
@@ -583,6 +584,8 @@ int pbt_session_flush(u32 id)
 	if (s) {
 		flush_all(s);
 		pbt_remote_flush(s->remote);
+		for (i = 0; i < s->params.nr_buffers; i++)
+			pbt_watermark_kick(s->wm[i]);
 	} else
 		ret = -ENOENT;
 	mutex_unlock(&pbt_sessions_lock);

@@ -31,6 +31,7 @@
  * put back (or overwritten): traced puts a chunk back after it wrote it
  * to its file, so whoever reads that file may print up to it.
  */
+#include <linux/atomic.h>
 #include <linux/jiffies.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
@@ -62,6 +63,8 @@ struct pbt_watermark {
 	unsigned long period;		/* jiffies, at least 1 */
 	unsigned long last_start;	/* jiffies, the last round's */
 	u64 done_written;		/* events written when it began */
+	atomic_t kicked;		/* a round now, new events or not */
+	bool stopped;			/* no kick requeues it (sessions lock) */
 	spinlock_t lock;		/* rounds, nr, read_ns */
 	struct pbt_wm_round rounds[PBT_WM_ROUNDS];	/* [0] the newest */
 	unsigned int nr;
@@ -110,7 +113,7 @@ static void round_work(struct work_struct *work)
 	unsigned long next = wm->period;
 
 	/* No CPU wrote since the last round began: nothing to claim. */
-	if (written != wm->done_written) {
+	if (atomic_xchg(&wm->kicked, 0) || written != wm->done_written) {
 		run_round(wm, written);
 		next = wm->last_start + wm->period - jiffies;
 		if ((long)next < 0 || next > wm->period)
@@ -134,6 +137,20 @@ struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms)
 }
 
 /*
+ * FLUSH_SESSION: a round at once, even with nothing new written, so the
+ * watermark passes the moment of the flush (a reader that saw its command
+ * exit asks for it, to print the last lines without waiting). Under
+ * pbt_sessions_lock, as stop: no kick after it.
+ */
+void pbt_watermark_kick(struct pbt_watermark *wm)
+{
+	if (!wm || wm->stopped)
+		return;
+	atomic_set(&wm->kicked, 1);
+	mod_delayed_work(system_unbound_wq, &wm->work, 0);
+}
+
+/*
  * After the session's final flush: no probe writes and every CPU is
  * sealed, so every event is below the last seq, whatever its time.
  */
@@ -141,6 +158,7 @@ void pbt_watermark_stop(struct pbt_watermark *wm)
 {
 	if (!wm)
 		return;
+	wm->stopped = true;
 	cancel_delayed_work_sync(&wm->work);
 	record(wm, U64_MAX, pbt_buffer_seq_end(wm->b));
 }

@@ -124,7 +124,9 @@
  *    started (CONFIGURED) also moves it to STOPPED; STOP of a stopped one
  *    fails with -EALREADY, START of a started or stopped one with
  *    -EALREADY or -EINVAL. FLUSH seals every non-empty open chunk on every
- *    CPU. DESTROY frees the session (any state). DESTROY takes an optional
+ *    CPU, and has a live watermark (PBTRACE_A_BUFFER_WATERMARK_MS) pass
+ *    the moment of the flush within a grace period, whether or not any
+ *    event came since. DESTROY frees the session (any state). DESTROY takes an optional
  *    PBTRACE_A_SESSION_ERROR: NLA_NUL_STRING (up to PBTRACE_ERROR_MAX):
  *    why the session ended early (traced's write error, e.g. "writing
  *    /out/t.pftrace: No space left on device"). The kernel passes it on in
