@@ -97,9 +97,12 @@ static int __init pbt_init(void)
 	ret = pbt_buffers_init();
 	if (ret)
 		goto err_probes;
-	ret = pbt_device_init();
+	ret = pbt_watermarks_init();
 	if (ret)
 		goto err_buffers;
+	ret = pbt_device_init();
+	if (ret)
+		goto err_watermarks;
 	ret = pbt_netlink_init();
 	if (ret)
 		goto err_device;
@@ -117,6 +120,8 @@ err_netlink:
 	pbt_netlink_exit();
 err_device:
 	pbt_device_exit();
+err_watermarks:
+	pbt_watermarks_exit();
 err_buffers:
 	pbt_buffers_exit();
 err_probes:
@@ -138,6 +143,7 @@ static void __exit pbt_exit(void)
 	pbt_sessions_destroy_all();
 	pbt_device_exit();
 	pbt_probes_exit();
+	pbt_watermarks_exit();	/* no session, so no round, is left */
 	pbt_buffers_exit();
 	pbt_stack_exit();	/* after the last probe: no sample queues more */
 }

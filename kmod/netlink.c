@@ -74,6 +74,7 @@ static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_FULL_SCHED]	= { .type = NLA_FLAG },
 	[PBTRACE_A_BUFFER_FOLLOW_FORKS]	= { .type = NLA_FLAG },
 	[PBTRACE_A_BUFFER_WATERMARK_MS]	= NLA_POLICY_RANGE(NLA_U32, 1, 10000),
+	[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED] = { .type = NLA_FLAG },
 	/* each PBTRACE_A_TP checked by tracepoint.c's policies */
 	[PBTRACE_A_BUFFER_TRACEPOINTS]	= { .type = NLA_NESTED },
 };
@@ -402,7 +403,14 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 	bp->follow_forks = nla_get_flag(tb[PBTRACE_A_BUFFER_FOLLOW_FORKS]);
 	if (tb[PBTRACE_A_BUFFER_WATERMARK_MS])
 		bp->watermark_ms = nla_get_u32(tb[PBTRACE_A_BUFFER_WATERMARK_MS]);
+	bp->watermark_expedited =
+		nla_get_flag(tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED]);
 	ret = check_sizes(attr, bp, extack);
+	if (!ret && bp->watermark_expedited && !bp->watermark_ms) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED],
+				    "watermark_expedited needs a watermark period (PBTRACE_A_BUFFER_WATERMARK_MS)");
+		ret = -EINVAL;
+	}
 	if (!ret && tb[PBTRACE_A_BUFFER_EVENTS])
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_TRACEPOINTS])
@@ -766,7 +774,9 @@ static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 	    (bp->follow_forks &&
 	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)) ||
 	    (bp->watermark_ms &&
-	     nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, bp->watermark_ms)))
+	     nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, bp->watermark_ms)) ||
+	    (bp->watermark_expedited &&
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_WATERMARK_EXPEDITED)))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
@@ -837,7 +847,7 @@ static int fill_session(struct sk_buff *msg, struct pbt_session *s,
  */
 static size_t session_msg_size(void)
 {
-	size_t buffer = nla_total_size(0) + 4 * nla_total_size(4) +
+	size_t buffer = nla_total_size(0) + 5 * nla_total_size(4) +
 			nla_total_size(0) + PBT_NR_EVENTS * nla_total_size(PBTRACE_NAME_MAX) +
 			nla_total_size(0) + PBTRACE_MAX_PIDS * nla_total_size(4) +
 			nla_total_size(0) + PBTRACE_MAX_SYSCALLS * nla_total_size(4) +

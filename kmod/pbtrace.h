@@ -91,6 +91,7 @@ struct pbt_buffer_params {
 	bool full_sched;			/* no CompactSched: every event in full */
 	bool follow_forks;			/* pid filter adds children */
 	u32 watermark_ms;			/* live watermark period; 0: none */
+	bool watermark_expedited;		/* its rounds' grace periods */
 	/* Per-CPU bytes for pbt_buffer_packet()'s writer; 0: none. */
 	u32 scratch_size;
 	u32 nr_machines;			/* 0: this machine only */
@@ -256,11 +257,14 @@ void pbt_buffer_publish_watermark(struct pbt_buffer *b, u64 ns, u64 seq);
  * its chunk read and put back by a reader, or lost), BOOTTIME ns.
  */
 struct pbt_watermark;
-struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms);
+struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms,
+					  bool expedited);
 void pbt_watermark_kick(struct pbt_watermark *wm);	/* a round now */
 void pbt_watermark_stop(struct pbt_watermark *wm);
 void pbt_watermark_free(struct pbt_watermark *wm);
 void pbt_watermark_read(struct pbt_watermark *wm, u64 *published, u64 *read);
+int pbt_watermarks_init(void);			/* their workqueue; main.c */
+void pbt_watermarks_exit(void);
 /*
  * A standalone TracePacket amid a CPU's FtraceEvents (buffer.c says how);
  * @fn writes its fields into @pb with this CPU's scratch. Probe context.

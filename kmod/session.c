@@ -442,7 +442,8 @@ static int start_watermarks(struct pbt_session *s)
 		bp = &s->params.buffers[i];
 		if (!bp->watermark_ms || !pbt_buffer_local(bp))
 			continue;
-		s->wm[i] = pbt_watermark_start(s->buffers[i], bp->watermark_ms);
+		s->wm[i] = pbt_watermark_start(s->buffers[i], bp->watermark_ms,
+					       bp->watermark_expedited);
 		if (!s->wm[i]) {
 			free_watermarks(s);
 			return -ENOMEM;

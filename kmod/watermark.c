@@ -12,7 +12,12 @@
  * A round, at most once a period, and only when some CPU wrote since the
  * last one began:
  *
- *  1. T: the probes' clock; then synchronize_rcu(). A probe writes with
+ *  1. T: the probes' clock; then synchronize_rcu(), or with
+ *     PBTRACE_A_BUFFER_WATERMARK_EXPEDITED synchronize_rcu_expedited():
+ *     the same guarantee, an IPI to each CPU that is neither idle nor in
+ *     nohz_full user mode instead of waiting for their ticks, so a few ms
+ *     rather than ~1.5 normal grace periods, and far less under CPU load
+ *     (rcupdate.rcu_normal=1 makes it normal again). A probe writes with
  *     interrupts (or preemption) off from before it reads the clock until
  *     after its commit: one RCU read side. Once the grace period is over,
  *     every event stamped before T is committed and visible here, whichever
@@ -52,6 +57,15 @@
 #define PBT_WM_SKEW_NS (50 * NSEC_PER_USEC)
 #define PBT_WM_ROUNDS 16	/* finished rounds kept for read queries */
 
+/*
+ * Rounds run on their own unbound, high-priority workqueue: a round is a
+ * few loads, a grace period's sleep and a few IPIs, and on a CPU-bound
+ * machine a normal kworker would wait behind the load at every period,
+ * delaying every line a live view prints. Unbound, so the period's timer
+ * goes to a CPU that is awake rather than waking an idle one.
+ */
+static struct workqueue_struct *wm_wq;
+
 struct pbt_wm_round {
 	u64 ns;			/* every event stamped before it ... */
 	u64 seq;		/* ... is in a chunk with a seq below this */
@@ -61,6 +75,7 @@ struct pbt_watermark {
 	struct pbt_buffer *b;
 	struct delayed_work work;
 	unsigned long period;		/* jiffies, at least 1 */
+	bool expedited;			/* synchronize_rcu_expedited() */
 	unsigned long last_start;	/* jiffies, the last round's */
 	u64 done_written;		/* events written when it began */
 	atomic_t kicked;		/* a round now, new events or not */
@@ -94,7 +109,10 @@ static void run_round(struct pbt_watermark *wm, u64 written)
 
 	wm->last_start = jiffies;
 	t = ktime_get_boot_fast_ns();
-	synchronize_rcu();
+	if (wm->expedited)
+		synchronize_rcu_expedited();
+	else
+		synchronize_rcu();
 	if (pbt_buffer_seal_written(wm->b, &seq))
 		return;		/* a CPU did not answer: claim nothing yet */
 	/*
@@ -119,10 +137,11 @@ static void round_work(struct work_struct *work)
 		if ((long)next < 0 || next > wm->period)
 			next = 0;	/* the round took a period: next one now */
 	}
-	queue_delayed_work(system_unbound_wq, &wm->work, next);
+	queue_delayed_work(wm_wq, &wm->work, next);
 }
 
-struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms)
+struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms,
+					  bool expedited)
 {
 	struct pbt_watermark *wm = kzalloc(sizeof(*wm), GFP_KERNEL);
 
@@ -130,9 +149,10 @@ struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms)
 		return NULL;
 	wm->b = b;
 	wm->period = max(1UL, msecs_to_jiffies(period_ms));
+	wm->expedited = expedited;
 	spin_lock_init(&wm->lock);
 	INIT_DELAYED_WORK(&wm->work, round_work);
-	queue_delayed_work(system_unbound_wq, &wm->work, wm->period);
+	queue_delayed_work(wm_wq, &wm->work, wm->period);
 	return wm;
 }
 
@@ -147,7 +167,7 @@ void pbt_watermark_kick(struct pbt_watermark *wm)
 	if (!wm || wm->stopped)
 		return;
 	atomic_set(&wm->kicked, 1);
-	mod_delayed_work(system_unbound_wq, &wm->work, 0);
+	mod_delayed_work(wm_wq, &wm->work, 0);
 }
 
 /*
@@ -198,4 +218,18 @@ void pbt_watermark_read(struct pbt_watermark *wm, u64 *published, u64 *read)
 	*read = wm->read_ns;
 	*published = wm->nr ? wm->rounds[0].ns : 0;
 	spin_unlock(&wm->lock);
+}
+
+int pbt_watermarks_init(void)
+{
+	wm_wq = alloc_workqueue("pbtrace_wm", WQ_UNBOUND | WQ_HIGHPRI, 0);
+	return wm_wq ? 0 : -ENOMEM;
+}
+
+/* After every session is gone: no round is queued any more. */
+void pbt_watermarks_exit(void)
+{
+	if (wm_wq)
+		destroy_workqueue(wm_wq);
+	wm_wq = NULL;
 }

@@ -692,6 +692,19 @@ TEST_F(pbt, watermark_period_validated_and_reported)
 	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id)) TH_LOG("%s", pbt_nl_error(self->nl));
 	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &info));
 	EXPECT_EQ(10, info.buffers[0].watermark_ms);
+	EXPECT_FALSE(info.buffers[0].watermark_expedited);
+	pbt_session_info_free(&info);
+	/* Expedited grace periods need a period to have rounds at all. */
+	spec_one(&s, "wm-exp", "sched/sched_switch");
+	s.buffers[0].watermark_expedited = true;
+	ASSERT_EQ(-EINVAL, pbt_nl_new_session(self->nl, &s, &id));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "needs a watermark period"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+	s.buffers[0].watermark_ms = 20;
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id)) TH_LOG("%s", pbt_nl_error(self->nl));
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &info));
+	EXPECT_EQ(20, info.buffers[0].watermark_ms);
+	EXPECT_TRUE(info.buffers[0].watermark_expedited);
 	pbt_session_info_free(&info);
 }
 

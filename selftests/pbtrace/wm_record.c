@@ -5,7 +5,7 @@
  * and logs what a reader saw, for wm_check.py to hold against protoc's
  * decode of the chunks:
  *
- *   wm_record race FILE LOG SECONDS PERIOD_MS
+ *   wm_record race FILE LOG SECONDS PERIOD_MS [expedited]
  *       every syscall of the machine (no pid filter) while a thread per
  *       CPU makes bursts of getppid and openat of a missing path (its
  *       string is a second event) with idle gaps, one thread hops between
@@ -15,10 +15,13 @@
  *       watermark ("W k ns seq t": seen after k chunks were taken, at
  *       BOOTTIME t) and per GET_WATERMARK ("R k read_ns published_ns t":
  *       asked after k chunks were written and put back), then "END ...".
- *   wm_record idle SECONDS PERIOD_MS flush|watermark
+ *       "expedited": the rounds wait for expedited grace periods.
+ *   wm_record idle SECONDS PERIOD_MS flush|watermark|expedited
  *       one thread makes a syscall every 2 ms on CPU 0 (this process too
- *       stays there) while CPU 1 idles; either the session has a
- *       watermark, or (flush) none and FLUSH_SESSION is sent every
+ *       stays there), the session records its calls only (pid filter),
+ *       and CPU 1 idles; either the session has a
+ *       watermark (with expedited grace periods: expedited), or (flush)
+ *       none and FLUSH_SESSION is sent every
  *       PERIOD_MS, as traced's drain_period_ms does. Prints
  *       "IDLE rounds=R": watermark rounds (changes seen) or flushes.
  *       The test counts the flush IPIs per CPU with ftrace meanwhile.
@@ -127,7 +130,9 @@ struct rec {
 	uint64_t w_ns, w_seq;	/* last mapping watermark logged */
 };
 
-static void session_new(struct rec *rc, uint32_t period_ms)
+static bool expedited;		/* the watermark's grace periods */
+
+static void session_new(struct rec *rc, uint32_t period_ms, pid_t pid)
 {
 	struct pbt_session_spec s = { .nr_buffers = 1 };
 	struct pbt_buffer_spec *b = &s.buffers[0];
@@ -140,7 +145,10 @@ static void session_new(struct rec *rc, uint32_t period_ms)
 	b->fill_policy = PBTRACE_FILL_DISCARD;
 	b->events[b->nr_events++] = "raw_syscalls/sys_enter";
 	b->events[b->nr_events++] = "raw_syscalls/sys_exit";
+	if (pid)
+		b->pids[b->nr_pids++] = (uint32_t)pid;
 	b->watermark_ms = period_ms;
+	b->watermark_expedited = period_ms && expedited;
 	rc->nl = pbt_nl_open(err, sizeof(err));
 	if (!rc->nl)
 		die("netlink", err);
@@ -232,7 +240,7 @@ static int cmd_race(const char *file, const char *log, int secs, int period)
 	rc.log = fopen(log, "w");
 	if (!rc.out || !rc.log)
 		die("open", strerror(errno));
-	session_new(&rc, period);
+	session_new(&rc, period, 0);
 	if (ncpu > 8)
 		ncpu = 8;
 	for (i = 0; i <= ncpu; i++) {
@@ -280,10 +288,13 @@ static int cmd_race(const char *file, const char *log, int secs, int period)
 	return 0;
 }
 
+static volatile pid_t tick_tid;
+
 static void *tick(void *arg)
 {
 	(void)arg;
 	pin(0);
+	tick_tid = (pid_t)syscall(SYS_gettid);
 	while (!stop_workers) {
 		syscall(SYS_getppid);
 		sleep_us(2000);
@@ -294,6 +305,8 @@ static void *tick(void *arg)
 static int cmd_idle(int secs, int period, const char *mode)
 {
 	bool flush = !strcmp(mode, "flush");
+
+	expedited = !strcmp(mode, "expedited");
 	struct rec rc = { 0 };
 	unsigned long rounds = 0;
 	uint64_t end, ns, seq, last = 0, next_flush = 0;
@@ -307,8 +320,12 @@ static int cmd_idle(int secs, int period, const char *mode)
 		die("open /dev/null", strerror(errno));
 	/* Every thread here stays on CPU 0 (affinity is inherited). */
 	stop_workers = 0;
+	tick_tid = 0;
 	pthread_create(&t, NULL, tick, NULL);
-	session_new(&rc, flush ? 0 : period);
+	while (!tick_tid)
+		sleep_us(1000);
+	/* Its calls only: whatever else runs on CPU 1 writes nothing. */
+	session_new(&rc, flush ? 0 : period, tick_tid);
 	end = now_ns(CLOCK_MONOTONIC) + (uint64_t)secs * 1000000000ull;
 	while (now_ns(CLOCK_MONOTONIC) < end) {
 		uint64_t t1 = now_ns(CLOCK_MONOTONIC);
@@ -341,11 +358,14 @@ static int cmd_idle(int secs, int period, const char *mode)
 
 int main(int argc, char **argv)
 {
-	if (argc == 6 && !strcmp(argv[1], "race"))
+	if ((argc == 6 || (argc == 7 && !strcmp(argv[6], "expedited"))) &&
+	    !strcmp(argv[1], "race")) {
+		expedited = argc == 7;
 		return cmd_race(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
+	}
 	if (argc == 5 && !strcmp(argv[1], "idle"))
 		return cmd_idle(atoi(argv[2]), atoi(argv[3]), argv[4]);
-	fprintf(stderr, "usage: wm_record race FILE LOG SECONDS PERIOD_MS |\n"
-			"       wm_record idle SECONDS PERIOD_MS flush|watermark\n");
+	fprintf(stderr, "usage: wm_record race FILE LOG SECONDS PERIOD_MS [expedited] |\n"
+			"       wm_record idle SECONDS PERIOD_MS flush|watermark|expedited\n");
 	return 2;
 }

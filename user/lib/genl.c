@@ -360,7 +360,9 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 	    (b->follow_forks &&
 	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)) ||
 	    (b->watermark_ms &&
-	     nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, b->watermark_ms)))
+	     nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, b->watermark_ms)) ||
+	    (b->watermark_expedited &&
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_WATERMARK_EXPEDITED)))
 		return -EMSGSIZE;
 	/* Without events a buffer of tracepoints leaves the list out. */
 	if (b->nr_events || !b->nr_tps) {
@@ -646,6 +648,7 @@ static int parse_buffer(struct nlattr *nest, struct pbt_buffer_info *b)
 	b->full_sched = tb[PBTRACE_A_BUFFER_FULL_SCHED] != NULL;
 	b->follow_forks = tb[PBTRACE_A_BUFFER_FOLLOW_FORKS] != NULL;
 	b->watermark_ms = get_u32(tb[PBTRACE_A_BUFFER_WATERMARK_MS]);
+	b->watermark_expedited = tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED] != NULL;
 	if (tb[PBTRACE_A_BUFFER_EVENTS])
 		ret = parse_buffer_events(tb[PBTRACE_A_BUFFER_EVENTS], b);
 	if (tb[PBTRACE_A_BUFFER_PIDS])

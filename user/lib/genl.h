@@ -87,8 +87,10 @@ struct pbt_buffer_spec {
 	 * thread and process its threads create (sent only if set). */
 	bool follow_forks;
 	/* PBTRACE_A_BUFFER_WATERMARK_MS: a live watermark this often
-	 * (pbt_nl_get_watermark); 0: none, not sent. */
+	 * (pbt_nl_get_watermark); 0: none, not sent. _EXPEDITED: its
+	 * rounds wait for expedited grace periods (sent only if set). */
 	uint32_t watermark_ms;
+	bool watermark_expedited;
 	/* PBTRACE_A_BUFFER_TRACEPOINTS (sent only if any); with some,
 	 * events may be empty. */
 	const struct pbt_tp_spec *tps;
@@ -144,6 +146,7 @@ struct pbt_buffer_info {
 	bool full_sched;		/* sched events without compact_sched */
 	bool follow_forks;		/* pid filter takes in children */
 	uint32_t watermark_ms;		/* live watermark period, 0: none */
+	bool watermark_expedited;	/* with expedited grace periods */
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */

@@ -313,7 +313,7 @@ static void test_watermark(void)
 		.buffers = {
 			{ .size_kb = 1024, .nr_events = 1,
 			  .events = { "raw_syscalls/sys_enter" },
-			  .watermark_ms = 10 },
+			  .watermark_ms = 10, .watermark_expedited = true },
 			{ .size_kb = 1024, .nr_events = 1,
 			  .events = { "raw_syscalls/sys_enter" } },
 		},
@@ -328,7 +328,12 @@ static void test_watermark(void)
 	    nla_len(tb[PBTRACE_A_BUFFER_WATERMARK_MS]) == 4 &&
 	    nla_get_u32(tb[PBTRACE_A_BUFFER_WATERMARK_MS]) == 10,
 	    "NEW_SESSION: buffer 0 carries PBTRACE_A_BUFFER_WATERMARK_MS 10 (u32)");
-	tap(!r && buffer_attrs(msg, 1, tb) && !tb[PBTRACE_A_BUFFER_WATERMARK_MS],
+	tap(!r && buffer_attrs(msg, 0, tb) &&
+	    tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED] &&
+	    !nla_len(tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED]),
+	    "NEW_SESSION: buffer 0 carries PBTRACE_A_BUFFER_WATERMARK_EXPEDITED (a flag)");
+	tap(!r && buffer_attrs(msg, 1, tb) && !tb[PBTRACE_A_BUFFER_WATERMARK_MS] &&
+	    !tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED],
 	    "NEW_SESSION: no watermark, no attribute (an older module takes it)");
 	nlmsg_free(msg);
 
@@ -338,11 +343,13 @@ static void test_watermark(void)
 	buf = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER);
 	nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, 2048);
 	nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, 25);
+	nla_put_flag(msg, PBTRACE_A_BUFFER_WATERMARK_EXPEDITED);
 	nla_nest_end(msg, buf);
 	nla_nest_end(msg, n);
 	r = pbt_nl_parse_session(nlmsg_hdr(msg), &si);
-	tap(!r && si.nr_buffers == 1 && si.buffers[0].watermark_ms == 25,
-	    "GET_SESSION: the buffer's watermark period parsed (%d)", r);
+	tap(!r && si.nr_buffers == 1 && si.buffers[0].watermark_ms == 25 &&
+	    si.buffers[0].watermark_expedited,
+	    "GET_SESSION: the buffer's watermark period and expedited flag parsed (%d)", r);
 	if (!r)
 		pbt_session_info_free(&si);
 	nlmsg_free(msg);

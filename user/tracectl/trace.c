@@ -235,8 +235,16 @@ static void live_watermark(struct pbt_nl *nl, struct trace_run *r,
 	if (!r->live)
 		errf("note: this pbtrace.ko has no live watermark (an older module): lines come %d ms late",
 		     HOLD_MS);
-	for (b = 0; r->live && b < s->spec.nr_buffers; b++)
+	/*
+	 * Expedited grace periods: a person is watching. Each round then
+	 * costs an IPI to every CPU that is busy (not idle ones), ~100 a
+	 * second while events flow, for a line in half the time, and in a
+	 * fraction of it when the CPUs are loaded (docs/benchmarks.md).
+	 */
+	for (b = 0; r->live && b < s->spec.nr_buffers; b++) {
 		s->spec.buffers[b].watermark_ms = LIVE_WATERMARK_MS;
+		s->spec.buffers[b].watermark_expedited = true;
+	}
 }
 
 static void hide_ourselves(struct pbt_nl *nl, struct trace_run *r)

@@ -66,6 +66,13 @@
  *                and for PBTRACE_CMD_GET_WATERMARK. Its readers are woken
  *                for what it sealed, so they get it within about the
  *                period plus a grace period. Absent: none.
+ *            PBTRACE_A_BUFFER_WATERMARK_EXPEDITED: NLA_FLAG, optional, needs
+ *                _WATERMARK_MS: the rounds wait for expedited grace periods
+ *                (synchronize_rcu_expedited()): a few ms instead of ~1.5
+ *                normal ones, and far less under CPU load, for an IPI per
+ *                round to each CPU that is neither idle nor in nohz_full
+ *                user mode. For an interactive live view (tracectl trace);
+ *                rcupdate.rcu_normal=1 turns it back into normal ones.
  *            PBTRACE_A_BUFFER_FULL_SCHED: NLA_FLAG, optional: write
  *                sched_switch and sched_waking as full FtraceEvents; absent:
  *                in FtraceEventBundle.compact_sched (docs/encoding.md)
@@ -343,6 +350,7 @@ enum pbtrace_attr {
 	PBTRACE_A_BUFFER_WATERMARK_MS,	/* u32, live watermark period */
 	PBTRACE_A_BUFFER_WATERMARK_NS,	/* u64, BOOTTIME */
 	PBTRACE_A_BUFFER_READ_NS,	/* u64, BOOTTIME */
+	PBTRACE_A_BUFFER_WATERMARK_EXPEDITED,	/* flag */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
