@@ -15,7 +15,7 @@
 # and nothing may be lost (the kernel's counters, tracectl's message).
 # The time from a call's return to its line is a figure, never a pass or
 # fail (p50/p99/max, "# FIG" lines), idle and with every CPU loaded (a
-# CPU hog and a syscall loop per CPU), and with PBTRACE_LIVE_PERF=1 the
+# spinning or a syscall-looping task on each), and with PBTRACE_LIVE_PERF=1 the
 # same for 'perf trace -e close' in the same boot (tools/bench/live; its
 # start-up under TCG is long, so make check leaves it out).
 # PBTRACE_LIVE_ROUNDS (default 100) and PBTRACE_LIVE_GAP_MS (40) size it.
@@ -44,15 +44,17 @@ traced_begin "$WORK" "$STAMP"
 trap 'load_stop; stop_traced; rm -rf "$W"' EXIT
 NCPU=$(nproc)
 
-# A CPU hog and a syscall loop (bash's redirection: openat, dup2, close)
-# on every CPU, untraced: the tracer's reader competes with them and every
-# call goes through the probes' filter.
+# Every CPU busy, untraced: even ones spin, odd ones loop on syscalls
+# (bash's redirection: openat, dup2, close), so the tracer's readers
+# compete with them and every call goes through the probes' filter.
 load_start() {
 	local c
 	for c in $(seq 0 $((NCPU - 1))); do
-		taskset -c "$c" bash -c 'while :; do :; done' &
-		LOAD+=($!)
-		taskset -c "$c" bash -c 'while :; do : </dev/null; done' &
+		if ((c % 2)); then
+			taskset -c "$c" bash -c 'while :; do : </dev/null; done' &
+		else
+			taskset -c "$c" bash -c 'while :; do :; done' &
+		fi
 		LOAD+=($!)
 	done
 }
