@@ -25,6 +25,7 @@
 #include <linux/hardirq.h>
 #include <linux/irq_work.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -90,6 +91,12 @@ struct pbt_writer {
 	struct pbt_buffer *b;
 	u32 flushed_gen;	/* last flush generation done here */
 	void *scratch;		/* pbt_buffer_packet()'s writer's, or NULL */
+	/*
+	 * stats.events_written when this CPU last sealed: equal to it, every
+	 * event committed here is in a sealed chunk (pbt_buffer_seal_written()
+	 * reads both from another CPU; release/acquire with the seal).
+	 */
+	u64 sealed_written;
 } ____cacheline_aligned_in_smp;
 
 struct pbt_buffer {
@@ -121,6 +128,7 @@ struct pbt_buffer {
 	wait_queue_head_t *wq;
 	struct swait_queue_head flush_wq; /* flusher waits for every CPU */
 	u32 flush_gen;
+	struct mutex flush_lock;	/* one flusher: stop, FLUSH, watermark */
 	spinlock_t read_lock;		/* chunks_read updates by readers */
 	u32 *rd;			/* [nr_cpus] reader cursors, see oldest_of_cpu() */
 	unsigned long *ungot;		/* chunks put back unread, not yet retaken */
@@ -333,6 +341,8 @@ static void publish_chunk(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu)
 	WRITE_ONCE(m->seq, atomic64_inc_return(&b->seq));
 	/* Release: a reader that sees SEALED sees the bytes and meta too. */
 	smp_store_release(&m->state, PBTRACE_CHUNK_SEALED);
+	/* Every event committed here so far is sealed now (see unsealed()). */
+	smp_store_release(&w->sealed_written, b->stats[cpu].events_written);
 	stat_add(&b->stats[cpu].chunks_sealed, 1);
 	w->next = (w->cur + 1) % b->chunks_per_cpu;
 	w->chunk = NULL;
@@ -1026,6 +1036,7 @@ void pbt_buffer_flush(struct pbt_buffer *b)
 {
 	u32 cpu;
 
+	mutex_lock(&b->flush_lock);
 	cpus_read_lock();
 	if (b->active)
 		flush_started(b);
@@ -1040,7 +1051,152 @@ void pbt_buffer_flush(struct pbt_buffer *b)
 		WRITE_ONCE(b->stats[cpu].online, cpu_online(cpu));
 	}
 	cpus_read_unlock();
+	mutex_unlock(&b->flush_lock);
 	wake_up_interruptible(b->wq);
+}
+
+/*
+ * What watermark.c's rounds ask of the buffer. They never write a chunk
+ * themselves: sealing stays with the CPU that owns the ring (or with the
+ * flusher once that CPU is offline), as for any flush.
+ */
+
+/* Events committed on every CPU so far: a round is due when it moved. */
+u64 pbt_buffer_written(struct pbt_buffer *b)
+{
+	u64 sum = 0;
+	u32 cpu;
+
+	for_each_possible_cpu(cpu)
+		if (cpu < b->nr_cpus)
+			sum += READ_ONCE(b->stats[cpu].events_written);
+	return sum;
+}
+
+/*
+ * Does @cpu hold a committed event no chunk has sealed yet? Asked from
+ * another CPU without interrupting it: an idle CPU answers for two loads.
+ * Exact for every event whose commit the caller can see (after its grace
+ * period, every event stamped before its time): equal counts mean the
+ * seal that recorded the count came after that commit, and the acquire
+ * (pairs with publish_chunk()) makes the seal's chunk and seq visible.
+ */
+static bool unsealed(struct pbt_buffer *b, u32 cpu)
+{
+	u64 written = READ_ONCE(b->stats[cpu].events_written);
+
+	/* Acquire: pairs with publish_chunk(), as said above. */
+	return smp_load_acquire(&b->w[cpu].sealed_written) != written;
+}
+
+/* One CPU of pbt_buffer_seal_written(); false if it cannot be claimed. */
+static bool seal_written_cpu(struct pbt_buffer *b, u32 cpu, u32 gen)
+{
+	struct pbt_writer *w = &b->w[cpu];
+
+	if (!unsealed(b, cpu)) {
+		WRITE_ONCE(w->flushed_gen, gen);
+		return true;
+	}
+	if (!cpu_online(cpu)) {
+		/* It runs nothing and stays down (cpus_read_lock). */
+		flush_csd_wait(w);
+		flush_cpu(b, cpu);
+		WRITE_ONCE(w->flushed_gen, gen);
+		return true;
+	}
+	/* A late IPI of an earlier flush seals it when it runs: not ours. */
+	if (atomic_cmpxchg(&w->flush_busy, 0, 1)) {
+		WRITE_ONCE(w->flushed_gen, gen);
+		return false;
+	}
+	if (smp_call_function_single_async(cpu, &w->flush_csd)) {
+		atomic_set(&w->flush_busy, 0);
+		WRITE_ONCE(w->flushed_gen, gen);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A watermark round's seal: every CPU holding an unsealed event seals its
+ * open chunk, an online one on itself by the flush IPI (no other CPU gets
+ * one), an offline one here. The caller waited for an RCU grace period
+ * after taking its time T, so every event stamped before T is committed;
+ * when this returns 0, each of them is in a sealed chunk with a seq below
+ * *seq_end, or was counted lost. -EBUSY: a CPU did not seal within a
+ * second (it does later); nothing may be claimed for this round.
+ */
+int pbt_buffer_seal_written(struct pbt_buffer *b, u64 *seq_end)
+{
+	bool all = true;
+	u32 cpu, gen;
+
+	mutex_lock(&b->flush_lock);
+	cpus_read_lock();
+	gen = READ_ONCE(b->flush_gen) + 1;
+	WRITE_ONCE(b->flush_gen, gen);
+	for_each_possible_cpu(cpu)
+		if (cpu < b->nr_cpus && !seal_written_cpu(b, cpu, gen))
+			all = false;
+	if (!swait_event_timeout_exclusive(b->flush_wq, flushed_all(b, gen), HZ))
+		all = false;
+	/*
+	 * Every seal above is visible here (acquire in flushed_all() and
+	 * unsealed()), and each took its seq before: none is at seq_end.
+	 */
+	*seq_end = atomic64_read(&b->seq) + 1;
+	cpus_read_unlock();
+	mutex_unlock(&b->flush_lock);
+	return all ? 0 : -EBUSY;
+}
+
+/* Every chunk sealed so far has a seq below this. */
+u64 pbt_buffer_seq_end(struct pbt_buffer *b)
+{
+	return atomic64_read(&b->seq) + 1;
+}
+
+/*
+ * The lowest seq of a chunk sealed and not yet given back (SEALED or
+ * READING), U64_MAX if none: every chunk sealed below it has been read
+ * and put back, or overwritten (counted lost). O(chunks), for watermark
+ * queries, never on the data path.
+ */
+u64 pbt_buffer_unread_seq(struct pbt_buffer *b)
+{
+	u32 i, n = pbt_buffer_nr_chunks(b), state;
+	u64 low = U64_MAX, seq;
+
+	for (i = 0; i < n; i++) {
+		/* Acquire: pairs with publish_chunk(): seq is the sealed one. */
+		state = smp_load_acquire(&b->meta[i].state);
+		if (state != PBTRACE_CHUNK_SEALED &&
+		    state != PBTRACE_CHUNK_READING)
+			continue;
+		seq = READ_ONCE(b->meta[i].seq);
+		if (seq < low)
+			low = seq;
+	}
+	return low;
+}
+
+/*
+ * The watermark in the mapping for its readers, under a sequence count
+ * (odd while it changes) as the kernel's seqcount, but in shared memory.
+ * One writer: watermark.c serializes its rounds and the stop.
+ */
+void pbt_buffer_publish_watermark(struct pbt_buffer *b, u64 ns, u64 seq)
+{
+	struct pbtrace_mmap_header *h = b->hdr;
+	u32 gen = h->watermark_gen;
+
+	WRITE_ONCE(h->watermark_gen, gen + 1);
+	smp_wmb();	/* odd before the values: pairs with a reader's rmb */
+	WRITE_ONCE(h->watermark_ns, ns);
+	WRITE_ONCE(h->watermark_seq, seq);
+	smp_wmb();	/* the values before even again */
+	WRITE_ONCE(h->watermark_gen, gen + 2);
 }
 
 /*
@@ -1200,6 +1356,7 @@ static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 		.chunks_offset = chunks_off,
 		.data_offset = data_off,
 		.mmap_size = total,
+		.watermark_ms = p->watermark_ms,
 	};
 	return 0;
 }
@@ -1239,6 +1396,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	spin_lock_init(&b->read_lock);
 	init_irq_work(&b->wake_work, wake_readers);
 	init_swait_queue_head(&b->flush_wq);
+	mutex_init(&b->flush_lock);
 
 	ret = layout(b, p);
 	if (ret)

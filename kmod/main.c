@@ -46,6 +46,46 @@ static const struct kernel_param_ops fault_recurse_ops = {
 module_param_cb(fault_recurse, &fault_recurse_ops, NULL, 0600);
 MODULE_PARM_DESC(fault_recurse, "test only: re-enter the probe path from the writer (1 = on)");
 
+/*
+ * Test-only: microseconds a sys_enter's probe waits between the event and
+ * its strings (interrupts on, preemption off, as always between the two),
+ * so that a live watermark round lands in that window often: the strings
+ * carry the sys_enter's timestamp and must still come in below the next
+ * watermark (watermark_test.sh). 0 (off) normally; a static key, so the
+ * string syscalls' probe pays nothing for it while it is off.
+ */
+DEFINE_STATIC_KEY_FALSE(pbt_fault_strings_key);
+unsigned int pbt_fault_strings_us;
+
+static int fault_strings_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int us;
+	int ret = kstrtouint(val, 0, &us);
+
+	if (ret)
+		return ret;
+	if (us > 10000)
+		return -ERANGE;
+	WRITE_ONCE(pbt_fault_strings_us, us);
+	if (us)
+		static_branch_enable(&pbt_fault_strings_key);
+	else
+		static_branch_disable(&pbt_fault_strings_key);
+	return 0;
+}
+
+static int fault_strings_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(pbt_fault_strings_us));
+}
+
+static const struct kernel_param_ops fault_strings_ops = {
+	.set = fault_strings_set,
+	.get = fault_strings_get,
+};
+module_param_cb(fault_strings_us, &fault_strings_ops, NULL, 0600);
+MODULE_PARM_DESC(fault_strings_us, "test only: wait this many us between a sys_enter and its strings (0 = off, up to 10000)");
+
 static int __init pbt_init(void)
 {
 	int ret;
@@ -57,9 +97,12 @@ static int __init pbt_init(void)
 	ret = pbt_buffers_init();
 	if (ret)
 		goto err_probes;
-	ret = pbt_device_init();
+	ret = pbt_watermarks_init();
 	if (ret)
 		goto err_buffers;
+	ret = pbt_device_init();
+	if (ret)
+		goto err_watermarks;
 	ret = pbt_netlink_init();
 	if (ret)
 		goto err_device;
@@ -77,6 +120,8 @@ err_netlink:
 	pbt_netlink_exit();
 err_device:
 	pbt_device_exit();
+err_watermarks:
+	pbt_watermarks_exit();
 err_buffers:
 	pbt_buffers_exit();
 err_probes:
@@ -98,6 +143,7 @@ static void __exit pbt_exit(void)
 	pbt_sessions_destroy_all();
 	pbt_device_exit();
 	pbt_probes_exit();
+	pbt_watermarks_exit();	/* no session, so no round, is left */
 	pbt_buffers_exit();
 	pbt_stack_exit();	/* after the last probe: no sample queues more */
 }

@@ -73,6 +73,8 @@ static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_MACHINES]	= NLA_POLICY_NESTED(machine_name_policy),
 	[PBTRACE_A_BUFFER_FULL_SCHED]	= { .type = NLA_FLAG },
 	[PBTRACE_A_BUFFER_FOLLOW_FORKS]	= { .type = NLA_FLAG },
+	[PBTRACE_A_BUFFER_WATERMARK_MS]	= NLA_POLICY_RANGE(NLA_U32, 1, 10000),
+	[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED] = { .type = NLA_FLAG },
 	/* each PBTRACE_A_TP checked by tracepoint.c's policies */
 	[PBTRACE_A_BUFFER_TRACEPOINTS]	= { .type = NLA_NESTED },
 };
@@ -399,7 +401,16 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 		bp->fill_policy = nla_get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]);
 	bp->full_sched = nla_get_flag(tb[PBTRACE_A_BUFFER_FULL_SCHED]);
 	bp->follow_forks = nla_get_flag(tb[PBTRACE_A_BUFFER_FOLLOW_FORKS]);
+	if (tb[PBTRACE_A_BUFFER_WATERMARK_MS])
+		bp->watermark_ms = nla_get_u32(tb[PBTRACE_A_BUFFER_WATERMARK_MS]);
+	bp->watermark_expedited =
+		nla_get_flag(tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED]);
 	ret = check_sizes(attr, bp, extack);
+	if (!ret && bp->watermark_expedited && !bp->watermark_ms) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED],
+				    "watermark_expedited needs a watermark period (PBTRACE_A_BUFFER_WATERMARK_MS)");
+		ret = -EINVAL;
+	}
 	if (!ret && tb[PBTRACE_A_BUFFER_EVENTS])
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_TRACEPOINTS])
@@ -761,7 +772,11 @@ static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 	    put_syscalls(msg, bp) || put_machine_names(msg, bp) ||
 	    (bp->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)) ||
 	    (bp->follow_forks &&
-	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)))
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)) ||
+	    (bp->watermark_ms &&
+	     nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, bp->watermark_ms)) ||
+	    (bp->watermark_expedited &&
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_WATERMARK_EXPEDITED)))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
@@ -832,7 +847,7 @@ static int fill_session(struct sk_buff *msg, struct pbt_session *s,
  */
 static size_t session_msg_size(void)
 {
-	size_t buffer = nla_total_size(0) + 3 * nla_total_size(4) +
+	size_t buffer = nla_total_size(0) + 5 * nla_total_size(4) +
 			nla_total_size(0) + PBT_NR_EVENTS * nla_total_size(PBTRACE_NAME_MAX) +
 			nla_total_size(0) + PBTRACE_MAX_PIDS * nla_total_size(4) +
 			nla_total_size(0) + PBTRACE_MAX_SYSCALLS * nla_total_size(4) +
@@ -1014,6 +1029,85 @@ static int pbt_nl_cpu_stats_dump(struct sk_buff *skb,
 	if (ret && !skb->len)
 		return ret;
 	return skb->len;
+}
+
+/* One buffer's watermarks; nothing for a buffer without one (yet). */
+static int put_watermark(struct sk_buff *msg, struct pbt_session *s,
+			 unsigned int i)
+{
+	struct nlattr *nest;
+	u64 published, read;
+
+	if (!s->wm[i])
+		return 0;
+	pbt_watermark_read(s->wm[i], &published, &read);
+	nest = nla_nest_start(msg, PBTRACE_A_BUFFER);
+	if (!nest || nla_put_u32(msg, PBTRACE_A_BUFFER_INDEX, i) ||
+	    nla_put_u64_64bit(msg, PBTRACE_A_BUFFER_WATERMARK_NS, published,
+			      PBTRACE_A_PAD) ||
+	    nla_put_u64_64bit(msg, PBTRACE_A_BUFFER_READ_NS, read,
+			      PBTRACE_A_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int put_watermarks(struct sk_buff *msg, struct pbt_session *s)
+{
+	struct nlattr *nest;
+	unsigned int i;
+
+	if (nla_put_u32(msg, PBTRACE_A_SESSION_ID, s->id) ||
+	    nla_put_u32(msg, PBTRACE_A_SESSION_STATE, s->state))
+		return -EMSGSIZE;
+	nest = nla_nest_start(msg, PBTRACE_A_SESSION_BUFFERS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < s->params.nr_buffers; i++)
+		if (put_watermark(msg, s, i))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+/*
+ * GET_WATERMARK: what a live reader of the file may print up to. Asked
+ * every few ms while events flow (tracectl trace), so it is small: no
+ * config, no buffers' settings.
+ */
+static int pbt_nl_get_watermark(struct sk_buff *skb, struct genl_info *info)
+{
+	struct pbt_session *s;
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_SESSION_ID)) {
+		NL_SET_ERR_MSG(info->extack, "needs a session id: 'tracectl status' lists them");
+		return -EINVAL;
+	}
+	s = pbt_session_get(nla_get_u32(info->attrs[PBTRACE_A_SESSION_ID]));
+	if (!s) {
+		NL_SET_ERR_MSG(info->extack, "no session with this id: 'tracectl status' lists them");
+		return -ENOENT;
+	}
+	ret = -ENOMEM;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	hdr = msg ? genlmsg_put_reply(msg, info, &pbt_family, 0,
+				      PBTRACE_CMD_GET_WATERMARK) : NULL;
+	if (hdr) {
+		/* The lock: the state and the watermarks (set at start). */
+		mutex_lock(&pbt_sessions_lock);
+		ret = put_watermarks(msg, s);
+		mutex_unlock(&pbt_sessions_lock);
+	}
+	pbt_session_put(s);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
 }
 
 static int pbt_nl_list_events_start(struct netlink_callback *cb)
@@ -1223,6 +1317,9 @@ static const struct genl_ops pbt_ops[] = {
 		.cmd = PBTRACE_CMD_GET_CPU_STATS,
 		.start = pbt_nl_cpu_stats_start,
 		.dumpit = pbt_nl_cpu_stats_dump,
+	}, {
+		.cmd = PBTRACE_CMD_GET_WATERMARK,
+		.doit = pbt_nl_get_watermark,
 	}, {
 		.cmd = PBTRACE_CMD_TRIGGER,
 		.doit = pbt_nl_trigger,

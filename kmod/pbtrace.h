@@ -10,6 +10,7 @@
  *   device.c    /dev/pbtrace: attach, mmap, GET/PUT_CHUNK, poll
  *   netlink.c   the "pbtrace" generic netlink family
  *   tracepoint.c  any tracepoint by name: perf kernel counters, PBTRACE_A_TP
+ *   watermark.c a buffer's live watermark: paced seals, RCU, what is read
  *   core/       plain C shared with userspace: protobuf encoder (pb.h)
  */
 #ifndef _PBTRACE_H
@@ -89,6 +90,8 @@ struct pbt_buffer_params {
 	unsigned long *syscalls;
 	bool full_sched;			/* no CompactSched: every event in full */
 	bool follow_forks;			/* pid filter adds children */
+	u32 watermark_ms;			/* live watermark period; 0: none */
+	bool watermark_expedited;		/* its rounds' grace periods */
 	/* Per-CPU bytes for pbt_buffer_packet()'s writer; 0: none. */
 	u32 scratch_size;
 	u32 nr_machines;			/* 0: this machine only */
@@ -122,6 +125,8 @@ struct pbt_session {
 	struct list_head node;			/* registry; empty once destroyed */
 	unsigned int slot;			/* unique among live: sequence ids */
 	struct pbt_remote *remote;		/* remote.c: relayed machines' data */
+	/* watermark.c's, per buffer with watermark_ms, from the start on */
+	struct pbt_watermark *wm[PBTRACE_MAX_BUFFERS];
 };
 
 extern struct mutex pbt_sessions_lock;		/* serializes control ops */
@@ -229,6 +234,37 @@ int pbt_buffer_get_chunk(struct pbt_buffer *b, struct pbtrace_chunk_req *req); /
 int pbt_buffer_put_chunk(struct pbt_buffer *b, u32 index);
 void pbt_buffer_unget_chunk(struct pbt_buffer *b, u32 index); /* reader died */
 bool pbt_buffer_has_sealed(struct pbt_buffer *b);
+/*
+ * For watermark.c's rounds: events committed on all CPUs; seal every CPU
+ * with an unsealed event (IPI only to those; may sleep, -EBUSY when one
+ * did not answer) and say below which seq every sealed chunk is; the
+ * lowest seq still sealed or held by a reader (U64_MAX: none); the
+ * watermark in the mapping.
+ */
+u64 pbt_buffer_written(struct pbt_buffer *b);
+int pbt_buffer_seal_written(struct pbt_buffer *b, u64 *seq_end);
+u64 pbt_buffer_seq_end(struct pbt_buffer *b);
+u64 pbt_buffer_unread_seq(struct pbt_buffer *b);
+void pbt_buffer_publish_watermark(struct pbt_buffer *b, u64 ns, u64 seq);
+
+/*
+ * watermark.c: a buffer's live watermark (PBTRACE_A_BUFFER_WATERMARK_MS).
+ * start: while the session runs, rounds every period (may fail -ENOMEM);
+ * kick: a round at once (FLUSH_SESSION); both under pbt_sessions_lock;
+ * stop: after the session's final flush, the watermark is "everything";
+ * free: any time after stop (or instead of it). read: the published
+ * watermark and the read watermark (every event before it is sealed and
+ * its chunk read and put back by a reader, or lost), BOOTTIME ns.
+ */
+struct pbt_watermark;
+struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms,
+					  bool expedited);
+void pbt_watermark_kick(struct pbt_watermark *wm);	/* a round now */
+void pbt_watermark_stop(struct pbt_watermark *wm);
+void pbt_watermark_free(struct pbt_watermark *wm);
+void pbt_watermark_read(struct pbt_watermark *wm, u64 *published, u64 *read);
+int pbt_watermarks_init(void);			/* their workqueue; main.c */
+void pbt_watermarks_exit(void);
 /*
  * A standalone TracePacket amid a CPU's FtraceEvents (buffer.c says how);
  * @fn writes its fields into @pb with this CPU's scratch. Probe context.
@@ -373,6 +409,9 @@ void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size);
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);
+/* main.c: test-only, a wait between sys_enter and its strings (probes.c). */
+DECLARE_STATIC_KEY_FALSE(pbt_fault_strings_key);
+extern unsigned int pbt_fault_strings_us;
 
 /* device.c */
 int pbt_device_init(void);

@@ -11,6 +11,7 @@
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/blktrace_api.h>
+#include <linux/delay.h>
 #include <linux/interrupt.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -490,9 +491,15 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 		pbt_emit_syscall(PBT_EV_SYS_ENTER, id, enc_sys_enter, &a);
 		return;
 	}
-	/* One CPU for both: the strings take the sys_enter's timestamp. */
+	/*
+	 * One CPU for both: the strings take the sys_enter's timestamp. One
+	 * RCU read side too, so a live watermark's grace period waits for
+	 * the second (watermark.c); interrupts may come in between.
+	 */
 	preempt_disable_notrace();
 	pbt_emit_syscall(PBT_EV_SYS_ENTER, id, enc_sys_enter, &a);
+	if (static_branch_unlikely(&pbt_fault_strings_key))
+		udelay(READ_ONCE(pbt_fault_strings_us));
 	pbt_emit_syscall(PBT_EV_SYS_STRINGS, id, enc_sys_strings, &a);
 	preempt_enable_notrace();
 }

@@ -112,11 +112,23 @@ static void take_params(struct pbt_session_params *dst,
 	}
 }
 
+/* The live watermarks: their work reads the buffers, so they go first. */
+static void free_watermarks(struct pbt_session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
+		pbt_watermark_free(s->wm[i]);
+		s->wm[i] = NULL;
+	}
+}
+
 static void session_release(struct kref *ref)
 {
 	struct pbt_session *s = container_of(ref, struct pbt_session, ref);
 	unsigned int i;
 
+	free_watermarks(s);
 	for (i = 0; i < s->params.nr_buffers; i++)
 		if (s->buffers[i])
 			pbt_buffer_destroy(s->buffers[i]);
@@ -420,6 +432,26 @@ static int start_tracepoints(struct pbt_session *s)
 	return 0;
 }
 
+/* A round every watermark_ms while started (watermark.c), local buffers. */
+static int start_watermarks(struct pbt_session *s)
+{
+	const struct pbt_buffer_params *bp;
+	unsigned int i;
+
+	for (i = 0; i < s->params.nr_buffers; i++) {
+		bp = &s->params.buffers[i];
+		if (!bp->watermark_ms || !pbt_buffer_local(bp))
+			continue;
+		s->wm[i] = pbt_watermark_start(s->buffers[i], bp->watermark_ms,
+					       bp->watermark_expedited);
+		if (!s->wm[i]) {
+			free_watermarks(s);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static int start_locked(struct pbt_session *s)
 {
 	unsigned int i;
@@ -429,6 +461,10 @@ static int start_locked(struct pbt_session *s)
 		return -EALREADY;
 	if (s->state != PBTRACE_STATE_CONFIGURED)
 		return -EINVAL;
+	/* First: it only fails for memory, and its rounds are safe at once. */
+	ret = start_watermarks(s);
+	if (ret)
+		return ret;
 
 	/*
 	 * The start is before the first event: a buffer records from its
@@ -463,6 +499,7 @@ err:
 	for (i = 0; i < s->params.nr_buffers; i++)
 		pbt_buffer_deactivate(s->buffers[i]);
 	pbt_probes_sync();
+	free_watermarks(s);
 	return ret;
 }
 
@@ -517,6 +554,9 @@ static int stop_locked(struct pbt_session *s)
 	s->stop_ns = ktime_get_boottime_ns();
 	s->state = PBTRACE_STATE_STOPPED;
 	flush_all(s);
+	/* Every CPU sealed, nothing writes: the watermarks say "all". */
+	for (i = 0; i < s->params.nr_buffers; i++)
+		pbt_watermark_stop(s->wm[i]);
 	return 0;
 }
 
@@ -537,6 +577,7 @@ int pbt_session_stop(u32 id)
 int pbt_session_flush(u32 id)
 {
 	struct pbt_session *s;
+	unsigned int i;
 	int ret = 0;
 
 	mutex_lock(&pbt_sessions_lock);
@@ -544,6 +585,8 @@ int pbt_session_flush(u32 id)
 	if (s) {
 		flush_all(s);
 		pbt_remote_flush(s->remote);
+		for (i = 0; i < s->params.nr_buffers; i++)
+			pbt_watermark_kick(s->wm[i]);
 	} else
 		ret = -ENOENT;
 	mutex_unlock(&pbt_sessions_lock);

@@ -677,6 +677,104 @@ TEST_F(pbt, no_events_rejected)
 	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "event"));
 }
 
+/* ---- the live watermark (watermark.c) ---- */
+
+TEST_F(pbt, watermark_period_validated_and_reported)
+{
+	struct pbt_session_info info;
+	struct pbt_session_spec s;
+	uint32_t id;
+
+	spec_one(&s, "wm", "sched/sched_switch");
+	s.buffers[0].watermark_ms = 10001;
+	ASSERT_EQ(-ERANGE, pbt_nl_new_session(self->nl, &s, &id));
+	s.buffers[0].watermark_ms = 10;
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id)) TH_LOG("%s", pbt_nl_error(self->nl));
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &info));
+	EXPECT_EQ(10, info.buffers[0].watermark_ms);
+	EXPECT_FALSE(info.buffers[0].watermark_expedited);
+	pbt_session_info_free(&info);
+	/* Expedited grace periods need a period to have rounds at all. */
+	spec_one(&s, "wm-exp", "sched/sched_switch");
+	s.buffers[0].watermark_expedited = true;
+	ASSERT_EQ(-EINVAL, pbt_nl_new_session(self->nl, &s, &id));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "needs a watermark period"))
+		TH_LOG("%s", pbt_nl_error(self->nl));
+	s.buffers[0].watermark_ms = 20;
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id)) TH_LOG("%s", pbt_nl_error(self->nl));
+	ASSERT_EQ(0, pbt_nl_get_session(self->nl, id, &info));
+	EXPECT_EQ(20, info.buffers[0].watermark_ms);
+	EXPECT_TRUE(info.buffers[0].watermark_expedited);
+	pbt_session_info_free(&info);
+}
+
+TEST_F(pbt, get_watermark_errors)
+{
+	struct pbt_watermark_info w;
+	struct pbt_session_spec s;
+	uint32_t id;
+
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_GET_WATERMARK, 0));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "session id")) TH_LOG("extack: %s", self->raw.extack);
+	ASSERT_EQ(-ENOENT, pbt_nl_get_watermark(self->nl, 999999, &w));
+	/* No buffer with a watermark, or not started: none to tell. */
+	spec_one(&s, "nowm", "sched/sched_switch");
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id));
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
+	ASSERT_EQ(0, pbt_nl_get_watermark(self->nl, id, &w));
+	EXPECT_EQ(PBTRACE_STATE_STARTED, w.state);
+	spec_one(&s, "wm", "sched/sched_switch");
+	s.buffers[0].watermark_ms = 10;
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id));
+	ASSERT_EQ(0, pbt_nl_get_watermark(self->nl, id, &w));
+	EXPECT_EQ(PBTRACE_STATE_CONFIGURED, w.state);
+}
+
+/*
+ * The read watermark follows the reader: while sealed chunks wait unread
+ * it stays behind the published one; once the stopped session's chunks
+ * are all read and put back, both say "everything".
+ */
+TEST_F(pbt, read_watermark_waits_for_the_reader)
+{
+	struct pbt_watermark_info w;
+	struct pbtrace_chunk_req req;
+	struct pbt_session_spec s;
+	const uint8_t *data;
+	struct pbt_reader r;
+	char err[256];
+	uint32_t id;
+	int i;
+
+	spec_one(&s, "wm", "raw_syscalls/sys_enter");
+	s.buffers[0].watermark_ms = 5;
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id));
+	ASSERT_EQ(0, pbt_reader_open(&r, id, 0, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_START_SESSION, id));
+	/* Our own syscalls are events: rounds run while we ask. */
+	for (i = 0; i < 2000; i++) {
+		ASSERT_EQ(1, pbt_nl_get_watermark(self->nl, id, &w)) TH_LOG("%s", pbt_nl_error(self->nl));
+		if (w.published_ns && pbt_reader_next(&r, &req, &data) == 0)
+			break;
+		usleep(5000);
+	}
+	ASSERT_NE(0, w.published_ns) TH_LOG("no round in 10 s");
+	/* A chunk is held, none put back: the read watermark is behind. */
+	ASSERT_EQ(1, pbt_nl_get_watermark(self->nl, id, &w));
+	EXPECT_LT(w.read_ns, w.published_ns);
+	ASSERT_EQ(0, pbt_reader_put(&r, &req));
+	ASSERT_EQ(0, pbt_nl_session_cmd(self->nl, PBTRACE_CMD_STOP_SESSION, id));
+	ASSERT_EQ(1, pbt_nl_get_watermark(self->nl, id, &w));
+	EXPECT_EQ(UINT64_MAX, w.published_ns);
+	EXPECT_NE(UINT64_MAX, w.read_ns);	/* sealed chunks wait unread */
+	while (pbt_reader_next(&r, &req, &data) == 0)
+		ASSERT_EQ(0, pbt_reader_put(&r, &req));
+	ASSERT_EQ(1, pbt_nl_get_watermark(self->nl, id, &w));
+	EXPECT_EQ(UINT64_MAX, w.read_ns);
+	EXPECT_EQ(PBTRACE_STATE_STOPPED, w.state);
+	pbt_reader_close(&r);
+}
+
 /* ---- session rules ---- */
 
 TEST_F(pbt, duplicate_name_eexist)

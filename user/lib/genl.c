@@ -358,7 +358,11 @@ static int put_buffer(struct nl_msg *msg, const struct pbt_buffer_spec *b)
 	    nla_put_u32(msg, PBTRACE_A_BUFFER_FILL_POLICY, b->fill_policy) ||
 	    (b->full_sched && nla_put_flag(msg, PBTRACE_A_BUFFER_FULL_SCHED)) ||
 	    (b->follow_forks &&
-	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)))
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_FOLLOW_FORKS)) ||
+	    (b->watermark_ms &&
+	     nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, b->watermark_ms)) ||
+	    (b->watermark_expedited &&
+	     nla_put_flag(msg, PBTRACE_A_BUFFER_WATERMARK_EXPEDITED)))
 		return -EMSGSIZE;
 	/* Without events a buffer of tracepoints leaves the list out. */
 	if (b->nr_events || !b->nr_tps) {
@@ -643,6 +647,8 @@ static int parse_buffer(struct nlattr *nest, struct pbt_buffer_info *b)
 	b->fill_policy = get_u32(tb[PBTRACE_A_BUFFER_FILL_POLICY]);
 	b->full_sched = tb[PBTRACE_A_BUFFER_FULL_SCHED] != NULL;
 	b->follow_forks = tb[PBTRACE_A_BUFFER_FOLLOW_FORKS] != NULL;
+	b->watermark_ms = get_u32(tb[PBTRACE_A_BUFFER_WATERMARK_MS]);
+	b->watermark_expedited = tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED] != NULL;
 	if (tb[PBTRACE_A_BUFFER_EVENTS])
 		ret = parse_buffer_events(tb[PBTRACE_A_BUFFER_EVENTS], b);
 	if (tb[PBTRACE_A_BUFFER_PIDS])
@@ -817,6 +823,55 @@ int pbt_nl_get_session(struct pbt_nl *nl, uint32_t id,
 	if (ret)
 		pbt_session_info_free(out);
 	return ret;
+}
+
+struct wm_walk {
+	struct pbt_watermark_info *w;
+	int nr;				/* buffers with a watermark */
+};
+
+/* The lowest of the buffers' watermarks: the session's. */
+static int parse_watermark(struct nlattr **tb, void *arg)
+{
+	struct wm_walk *ww = arg;
+	struct nlattr *b, *bt[PBTRACE_A_MAX + 1];
+	uint64_t pub, rd;
+	int rem;
+
+	ww->w->state = get_u32(tb[PBTRACE_A_SESSION_STATE]);
+	if (!tb[PBTRACE_A_SESSION_BUFFERS])
+		return 0;
+	nla_for_each_nested(b, tb[PBTRACE_A_SESSION_BUFFERS], rem) {
+		if (nla_parse_nested(bt, PBTRACE_A_MAX, b, NULL) < 0 ||
+		    !bt[PBTRACE_A_BUFFER_WATERMARK_NS] ||
+		    !bt[PBTRACE_A_BUFFER_READ_NS])
+			continue;
+		pub = get_u64(bt[PBTRACE_A_BUFFER_WATERMARK_NS]);
+		rd = get_u64(bt[PBTRACE_A_BUFFER_READ_NS]);
+		if (!ww->nr || pub < ww->w->published_ns)
+			ww->w->published_ns = pub;
+		if (!ww->nr || rd < ww->w->read_ns)
+			ww->w->read_ns = rd;
+		ww->nr++;
+	}
+	return 0;
+}
+
+int pbt_nl_get_watermark(struct pbt_nl *nl, uint32_t id,
+			 struct pbt_watermark_info *w)
+{
+	struct nl_msg *msg = new_msg(nl, PBTRACE_CMD_GET_WATERMARK, 0, 0);
+	struct wm_walk ww = { .w = w };
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	if (!msg || nla_put_u32(msg, PBTRACE_A_SESSION_ID, id)) {
+		nlmsg_free(msg);
+		set_err(nl, "out of memory");
+		return -ENOMEM;
+	}
+	ret = run(nl, msg, parse_watermark, &ww);
+	return ret ? ret : ww.nr;
 }
 
 struct cpu_walk {

@@ -86,6 +86,11 @@ struct pbt_buffer_spec {
 	/* PBTRACE_A_BUFFER_FOLLOW_FORKS: the pid filter takes in every
 	 * thread and process its threads create (sent only if set). */
 	bool follow_forks;
+	/* PBTRACE_A_BUFFER_WATERMARK_MS: a live watermark this often
+	 * (pbt_nl_get_watermark); 0: none, not sent. _EXPEDITED: its
+	 * rounds wait for expedited grace periods (sent only if set). */
+	uint32_t watermark_ms;
+	bool watermark_expedited;
 	/* PBTRACE_A_BUFFER_TRACEPOINTS (sent only if any); with some,
 	 * events may be empty. */
 	const struct pbt_tp_spec *tps;
@@ -140,6 +145,8 @@ struct pbt_buffer_info {
 	uint32_t syscalls[PBTRACE_MAX_SYSCALLS];
 	bool full_sched;		/* sched events without compact_sched */
 	bool follow_forks;		/* pid filter takes in children */
+	uint32_t watermark_ms;		/* live watermark period, 0: none */
+	bool watermark_expedited;	/* with expedited grace periods */
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */
@@ -180,6 +187,23 @@ int pbt_nl_list_sessions(struct pbt_nl *nl, struct pbt_session_info **out,
  */
 int pbt_nl_get_cpu_stats(struct pbt_nl *nl, struct pbt_session_info *s);
 void pbt_session_info_free(struct pbt_session_info *s);	/* contents only */
+
+/*
+ * GET_WATERMARK: a started session's live watermarks, the lowest over the
+ * buffers that have one (PBTRACE_A_BUFFER_WATERMARK_MS), CLOCK_BOOTTIME
+ * ns. read_ns: every event stamped before it is in the file traced writes
+ * (its chunk was read and put back), or was counted lost, so a follower of
+ * the file may print up to it in time order; published_ns: every event
+ * before it is sealed (traced may still be copying it). Returns how many
+ * buffers have one (0: none, or the session has not started), -ENOENT
+ * once the session is gone, -EOPNOTSUPP from a module without the command.
+ */
+struct pbt_watermark_info {
+	uint32_t state;			/* enum pbtrace_session_state */
+	uint64_t published_ns, read_ns;	/* ~0 once stopped and all read */
+};
+int pbt_nl_get_watermark(struct pbt_nl *nl, uint32_t id,
+			 struct pbt_watermark_info *w);
 void pbt_session_infos_free(struct pbt_session_info *s, size_t n);
 
 /* Calls cb for every event the module knows; a non-zero cb return stops

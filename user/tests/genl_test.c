@@ -305,6 +305,56 @@ static void test_syscalls(void)
 	nlmsg_free(msg);
 }
 
+/* The live watermark: sent only when asked for, read back. */
+static void test_watermark(void)
+{
+	struct pbt_session_spec spec = {
+		.name = "s", .nr_buffers = 2,
+		.buffers = {
+			{ .size_kb = 1024, .nr_events = 1,
+			  .events = { "raw_syscalls/sys_enter" },
+			  .watermark_ms = 10, .watermark_expedited = true },
+			{ .size_kb = 1024, .nr_events = 1,
+			  .events = { "raw_syscalls/sys_enter" } },
+		},
+	};
+	struct nlattr *tb[PBTRACE_A_MAX + 1], *n, *buf;
+	struct nl_msg *msg = new_msg(PBTRACE_CMD_NEW_SESSION);
+	struct pbt_session_info si;
+	int r;
+
+	r = msg ? pbt_nl_put_session(msg, &spec) : -ENOMEM;
+	tap(!r && buffer_attrs(msg, 0, tb) && tb[PBTRACE_A_BUFFER_WATERMARK_MS] &&
+	    nla_len(tb[PBTRACE_A_BUFFER_WATERMARK_MS]) == 4 &&
+	    nla_get_u32(tb[PBTRACE_A_BUFFER_WATERMARK_MS]) == 10,
+	    "NEW_SESSION: buffer 0 carries PBTRACE_A_BUFFER_WATERMARK_MS 10 (u32)");
+	tap(!r && buffer_attrs(msg, 0, tb) &&
+	    tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED] &&
+	    !nla_len(tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED]),
+	    "NEW_SESSION: buffer 0 carries PBTRACE_A_BUFFER_WATERMARK_EXPEDITED (a flag)");
+	tap(!r && buffer_attrs(msg, 1, tb) && !tb[PBTRACE_A_BUFFER_WATERMARK_MS] &&
+	    !tb[PBTRACE_A_BUFFER_WATERMARK_EXPEDITED],
+	    "NEW_SESSION: no watermark, no attribute (an older module takes it)");
+	nlmsg_free(msg);
+
+	msg = new_msg(PBTRACE_CMD_GET_SESSION);
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, 3);
+	n = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_SESSION_BUFFERS);
+	buf = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_BUFFER);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_SIZE_KB, 2048);
+	nla_put_u32(msg, PBTRACE_A_BUFFER_WATERMARK_MS, 25);
+	nla_put_flag(msg, PBTRACE_A_BUFFER_WATERMARK_EXPEDITED);
+	nla_nest_end(msg, buf);
+	nla_nest_end(msg, n);
+	r = pbt_nl_parse_session(nlmsg_hdr(msg), &si);
+	tap(!r && si.nr_buffers == 1 && si.buffers[0].watermark_ms == 25 &&
+	    si.buffers[0].watermark_expedited,
+	    "GET_SESSION: the buffer's watermark period and expedited flag parsed (%d)", r);
+	if (!r)
+		pbt_session_info_free(&si);
+	nlmsg_free(msg);
+}
+
 /* The DESTROY notification with and without the reason traced gave. */
 static void test_notify_error(void)
 {
@@ -347,6 +397,7 @@ int main(void)
 {
 	test_put_machines();
 	test_syscalls();
+	test_watermark();
 	test_notify_error();
 	test_parse_machines();
 	test_parse_owner();

@@ -1095,6 +1095,11 @@ void sv_flush(struct sv_view *v, uint64_t until_ts)
 	fflush(v->o.out);
 }
 
+size_t sv_held(const struct sv_view *v)
+{
+	return v->n;
+}
+
 static int by_enter_time(const void *a, const void *b)
 {
 	const struct sv_thread *x = *(struct sv_thread *const *)a;

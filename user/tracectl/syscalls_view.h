@@ -131,6 +131,8 @@ int sv_report_file(const struct sv_opts *o, const char *path, int fd,
 /* Pairs and prints every event before until_ts (CLOCK_BOOTTIME ns; all
  * of them with UINT64_MAX): what a growing file still gets is later. */
 void sv_flush(struct sv_view *v, uint64_t until_ts);
+/* Events read and not flushed yet: a live view waits for more time. */
+size_t sv_held(const struct sv_view *v);
 
 /* The end: flush all, calls still open as pending, the summary if -s,
  * what was lost. */

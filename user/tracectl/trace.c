@@ -2,21 +2,41 @@
 /*
  * tracectl: tracectl trace: syscalls live, as perf trace shows them.
  *
- * A streaming session like record's (traced writes the file as it goes,
- * flushing every STREAM_PERIOD_MS) with raw_syscalls and the events that
- * name threads; tracectl reads the growing file and prints calls up to a
- * time HOLD_MS in the past, so events of a CPU whose chunk is flushed
- * later still sort in before they are paired. At the end (the command's
- * exit, Ctrl-C, -t) the session is stopped, traced finishes the file and
- * the rest is printed with the pending calls and -s's summary.
+ * A streaming session like record's (traced writes the file as it goes)
+ * with raw_syscalls and the events that name threads, and a live
+ * watermark on its buffer (PBTRACE_A_BUFFER_WATERMARK_MS): every
+ * LIVE_WATERMARK_MS the kernel seals what the CPUs that wrote hold and
+ * says up to when every CPU's events are sealed; GET_WATERMARK says up to
+ * when traced has them all in the file. tracectl reads the growing file
+ * and prints calls in time order up to that time: no event of another CPU
+ * can sort in before it later. A module without the watermark gets the
+ * old way: hold HOLD_MS back and hope. At the end (the command's exit,
+ * Ctrl-C, -t) the session is stopped, traced finishes the file and the
+ * rest is printed with the pending calls and -s's summary.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 
 #include "tracectl.h"
 
 #define HOLD_MS (2 * STREAM_PERIOD_MS + 500)
+/*
+ * The kernel's round period: a line comes about this plus an RCU grace
+ * period plus traced's copy after its call returned (docs/benchmarks.md).
+ */
+#define LIVE_WATERMARK_MS 10
+/*
+ * While the view holds events the watermark has not passed yet, look
+ * again this often (a round's watermark comes a grace period after its
+ * events, often with no write to the file that could wake us); with
+ * nothing held, sleep until the file changes (inotify) or WAIT_TICK_MS.
+ */
+#define LIVE_RECHECK_MS 4
+/* The most a start waits for traced to write, and an end for the last lines. */
+#define LIVE_READY_MS 1000
+#define LIVE_DRAIN_MS 1000
 
 static const struct option trace_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -46,6 +66,10 @@ struct trace_run {
 	bool child_ran;			/* continued into CMD */
 	int fd;				/* the file, once traced made it */
 	uint64_t off;			/* what the view has of it */
+	bool live;			/* the kernel has a live watermark */
+	int ino;			/* inotify on the file, or -1 */
+	uint64_t exit_ns;		/* BOOTTIME the child was seen gone */
+	uint64_t exit_ms;		/* monotonic, the same moment */
 };
 
 static int parse_trace(int argc, char **argv, struct trace_run *r)
@@ -271,6 +295,32 @@ static void follow_forks(const struct trace_run *r, struct session *s)
 		s->spec.buffers[b].follow_forks = true;
 }
 
+/*
+ * The live watermark, if this module has one: GET_WATERMARK of no session
+ * is -ENOENT there, -EOPNOTSUPP from one without the command.
+ */
+static void live_watermark(struct pbt_nl *nl, struct trace_run *r,
+			   struct session *s)
+{
+	struct pbt_watermark_info w;
+	size_t b;
+
+	r->live = pbt_nl_get_watermark(nl, 0, &w) != -EOPNOTSUPP;
+	if (!r->live)
+		errf("note: this pbtrace.ko has no live watermark (an older module): lines come %d ms late",
+		     HOLD_MS);
+	/*
+	 * Expedited grace periods: a person is watching. Each round then
+	 * costs an IPI to every CPU that is busy (not idle ones), ~100 a
+	 * second while events flow, for a line in half the time, and in a
+	 * fraction of it when the CPUs are loaded (docs/benchmarks.md).
+	 */
+	for (b = 0; r->live && b < s->spec.nr_buffers; b++) {
+		s->spec.buffers[b].watermark_ms = LIVE_WATERMARK_MS;
+		s->spec.buffers[b].watermark_expedited = true;
+	}
+}
+
 static void hide_ourselves(struct pbt_nl *nl, struct trace_run *r)
 {
 	struct sv_filter *f = &r->vo.filter;
@@ -288,31 +338,133 @@ static bool child_exited(struct trace_run *r)
 	return r->child_done;
 }
 
+/*
+ * How far the view may print: the read watermark (every event stamped
+ * before it, from every CPU, is in the file already, so nothing read
+ * later sorts in before it: docs/data-plane.md, "Watermark"), else
+ * HOLD_MS back from now. *more: the kernel sealed past what traced has
+ * copied. 1 when the session is gone.
+ */
+static int printable(struct pbt_nl *nl, struct session *s,
+		     struct trace_run *r, uint64_t *until, bool *more)
+{
+	struct pbt_watermark_info w;
+	int n;
+
+	*more = false;
+	if (r->live) {
+		n = pbt_nl_get_watermark(nl, s->id, &w);
+		if (n == -ENOENT)
+			return 1;
+		if (n >= 0) {
+			*until = n ? w.read_ns : 0;
+			*more = n && w.published_ns > w.read_ns;
+			return 0;
+		}
+		errf("reading the live watermark: %s; lines come %d ms late from now on",
+		     pbt_nl_error(nl), HOLD_MS);
+		r->live = false;
+	}
+	*until = boottime_ns() - HOLD_MS * 1000000ull;
+	return 0;
+}
+
+/* Woken when traced writes the file; -1 (ticks only) if inotify fails. */
+static int watch_file(const char *path)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	if (fd >= 0 && inotify_add_watch(fd, path, IN_MODIFY) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void drain_fd(int fd)
+{
+	char buf[4096];
+
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* The next sleep (ms): see LIVE_RECHECK_MS. */
+static int next_wait(const struct trace_run *r, const struct sv_view *v,
+		     bool more)
+{
+	if (!r->live)
+		return WAIT_TICK_MS;
+	if (r->exit_ns)
+		return LIVE_RECHECK_MS;	/* until the last lines are out */
+	if (more || sv_held(v))
+		return more ? 1 : LIVE_RECHECK_MS;
+	return r->ino >= 0 ? WAIT_TICK_MS : LIVE_RECHECK_MS;
+}
+
+/*
+ * The command is gone: live, its last lines still come the live way,
+ * once the watermark passes the moment it was seen gone (all of its calls
+ * were before), within LIVE_DRAIN_MS; the rest at the stop.
+ */
+static bool lines_done(struct pbt_nl *nl, const struct session *s,
+		       struct trace_run *r, uint64_t until)
+{
+	if (!child_exited(r))
+		return false;
+	if (!r->exit_ns) {
+		r->exit_ns = boottime_ns();
+		r->exit_ms = monotonic_ms();
+		/* A round now: the watermark passes exit_ns even if the
+		 * command's exit was the last event for a while. */
+		if (r->live)
+			pbt_nl_session_cmd(nl, PBTRACE_CMD_FLUSH_SESSION, s->id);
+	}
+	return !r->live || until >= r->exit_ns ||
+	       monotonic_ms() - r->exit_ms >= LIVE_DRAIN_MS;
+}
+
 /* Prints as the file grows, until the end; 1 when traced ended the
  * session itself, -1 when traced went away, else 0. */
 static int follow(struct pbt_nl *nl, struct session *s, struct trace_run *r,
 		  struct sv_view *v)
 {
-	struct pollfd pfd = { .fd = pbt_nl_notify_fd(nl), .events = POLLIN };
-	uint64_t t0 = monotonic_ms();
+	struct pollfd pfd[2] = {
+		{ .fd = pbt_nl_notify_fd(nl), .events = POLLIN },
+		{ .fd = -1, .events = POLLIN },
+	};
+	uint64_t t0 = monotonic_ms(), next_poll = 0, until;
 	struct progress p = { 0 };
+	bool more;
 	int d;
 
+	r->ino = r->live ? watch_file(s->output) : -1;
+	pfd[1].fd = r->ino;
 	for (;;) {
 		d = drain_notifications(nl, s->id, s->error, sizeof(s->error));
 		if (d < 0)
 			return -1;
-		if (d > 0 || (!poll_session(nl, s->id, s->output, &p) && p.gone))
+		if (d > 0)
 			return 1;
+		/* The whole session's state: only now and then. */
+		if (monotonic_ms() >= next_poll) {
+			if (!poll_session(nl, s->id, s->output, &p) && p.gone)
+				return 1;
+			next_poll = monotonic_ms() + WAIT_TICK_MS;
+		}
+		/* The watermark first, then the file: it covers what is read. */
+		if (printable(nl, s, r, &until, &more))
+			return 1;
+		drain_fd(r->ino);
 		if (r->fd < 0)
 			r->fd = open(s->output, O_RDONLY);
 		if (r->fd >= 0 && feed_file(v, s->output, r->fd, &r->off, false))
 			return 0;	/* said why; the rest at the end */
-		sv_flush(v, boottime_ns() - HOLD_MS * 1000000ull);
-		if (interrupted || child_exited(r) ||
+		sv_flush(v, until);
+		if (interrupted || lines_done(nl, s, r, until) ||
 		    (r->time_ms && monotonic_ms() - t0 >= (uint64_t)r->time_ms))
 			return 0;
-		poll(&pfd, 1, WAIT_TICK_MS);
+		poll(pfd, 2, next_wait(r, v, more));
 	}
 }
 
@@ -373,6 +525,21 @@ static int make_output(struct trace_run *r)
 	return EXIT_OK;
 }
 
+/*
+ * Until traced writes the file (its header first), or LIVE_READY_MS: a
+ * command continued before that makes its first calls while traced still
+ * reads /proc for the header, and their lines wait for it.
+ */
+static void wait_writing(const struct session *s)
+{
+	uint64_t end = monotonic_ms() + LIVE_READY_MS;
+	struct stat st;
+
+	while (monotonic_ms() < end && !interrupted &&
+	       (stat(s->output, &st) || !st.st_size))
+		poll(NULL, 0, 2);
+}
+
 static int setup(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 {
 	struct start_opts o;
@@ -389,10 +556,14 @@ static int setup(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 		return ret;
 	kernel_filter(r, s);
 	follow_forks(r, s);
+	live_watermark(nl, r, s);
 	hide_ourselves(nl, r);
 	if (pbt_nl_subscribe(nl))
 		return nl_fail(nl, -EIO, "subscribing to notifications");
-	return create_and_start(nl, s);
+	ret = create_and_start(nl, s);
+	if (!ret && r->live)
+		wait_writing(s);
+	return ret;
 }
 
 /* CMD's status when there is one, as strace and perf trace exit. */
@@ -452,7 +623,8 @@ static int run(struct pbt_nl *nl, struct trace_run *r, struct session *s)
 
 int cmd_trace(int argc, char **argv)
 {
-	struct trace_run r = { .vo = { .out = stdout, .lines = true }, .fd = -1 };
+	struct trace_run r = { .vo = { .out = stdout, .lines = true }, .fd = -1,
+			       .ino = -1 };
 	struct session s = { 0 };
 	struct pbt_nl *nl;
 	int ret;
@@ -466,6 +638,8 @@ int cmd_trace(int argc, char **argv)
 	ret = run(nl, &r, &s);
 	if (r.fd >= 0)
 		close(r.fd);
+	if (r.ino >= 0)
+		close(r.ino);
 	if (!r.output && r.tmp[0])
 		unlink(r.tmp);
 	session_free(&s);

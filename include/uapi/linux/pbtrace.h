@@ -10,8 +10,8 @@
  *     that hand sealed chunks to the reader, poll for new sealed chunks).
  *
  * Every netlink command requires CAP_SYS_ADMIN, except PBTRACE_CMD_GET_SESSION,
- * PBTRACE_CMD_LIST_EVENTS and PBTRACE_CMD_GET_STATUS, which CAP_PERFMON is
- * enough for. Members of the module's group= gid may also create, change,
+ * PBTRACE_CMD_GET_CPU_STATS, PBTRACE_CMD_GET_WATERMARK, PBTRACE_CMD_LIST_EVENTS
+ * and PBTRACE_CMD_GET_STATUS, which CAP_PERFMON is enough for. Members of the module's group= gid may also create, change,
  * start, stop, flush, destroy and get their own sessions (docs/security.md).
  *
  * Netlink commands and their attributes
@@ -55,6 +55,24 @@
  *                sched_process_fork, before the child runs), and a thread
  *                leaves it when it is freed (sched_process_free), so a
  *                reused pid is not traced. Holds any number of threads.
+ *            PBTRACE_A_BUFFER_WATERMARK_MS: NLA_U32, optional, 1..10000:
+ *                a live watermark (docs/data-plane.md, "Watermark"): while
+ *                the session runs, at most every this many ms and only if
+ *                the buffer took events since, the kernel waits for an RCU
+ *                grace period, seals the open chunk of each CPU that holds
+ *                an event not yet sealed (the others are not interrupted)
+ *                and publishes a time before which every event is sealed,
+ *                in the mapping (struct pbtrace_mmap_header.watermark_*)
+ *                and for PBTRACE_CMD_GET_WATERMARK. Its readers are woken
+ *                for what it sealed, so they get it within about the
+ *                period plus a grace period. Absent: none.
+ *            PBTRACE_A_BUFFER_WATERMARK_EXPEDITED: NLA_FLAG, optional, needs
+ *                _WATERMARK_MS: the rounds wait for expedited grace periods
+ *                (synchronize_rcu_expedited()): a few ms instead of ~1.5
+ *                normal ones, and far less under CPU load, for an IPI per
+ *                round to each CPU that is neither idle nor in nohz_full
+ *                user mode. For an interactive live view (tracectl trace);
+ *                rcupdate.rcu_normal=1 turns it back into normal ones.
  *            PBTRACE_A_BUFFER_FULL_SCHED: NLA_FLAG, optional: write
  *                sched_switch and sched_waking as full FtraceEvents; absent:
  *                in FtraceEventBundle.compact_sched (docs/encoding.md)
@@ -113,7 +131,9 @@
  *    started (CONFIGURED) also moves it to STOPPED; STOP of a stopped one
  *    fails with -EALREADY, START of a started or stopped one with
  *    -EALREADY or -EINVAL. FLUSH seals every non-empty open chunk on every
- *    CPU. DESTROY frees the session (any state). DESTROY takes an optional
+ *    CPU, and has a live watermark (PBTRACE_A_BUFFER_WATERMARK_MS) pass
+ *    the moment of the flush within a grace period, whether or not any
+ *    event came since. DESTROY frees the session (any state). DESTROY takes an optional
  *    PBTRACE_A_SESSION_ERROR: NLA_NUL_STRING (up to PBTRACE_ERROR_MAX):
  *    why the session ended early (traced's write error, e.g. "writing
  *    /out/t.pftrace: No space left on device"). The kernel passes it on in
@@ -146,6 +166,20 @@
  *    order; buffer by buffer, every possible CPU once. The same numbers are
  *    in each buffer's mapping (struct pbtrace_mmap_header.stats_offset),
  *    but there without NMI drops the writer has not folded in yet.
+ *
+ * PBTRACE_CMD_GET_WATERMARK: doit with PBTRACE_A_SESSION_ID (who may:
+ *    as GET_SESSION). Reply: PBTRACE_A_SESSION_ID, _STATE and
+ *    PBTRACE_A_SESSION_BUFFERS with one PBTRACE_A_BUFFER per buffer that
+ *    has a watermark (PBTRACE_A_BUFFER_WATERMARK_MS) once the session
+ *    started: PBTRACE_A_BUFFER_INDEX, PBTRACE_A_BUFFER_WATERMARK_NS (NLA_U64,
+ *    BOOTTIME: every event before it is sealed; the mapping's
+ *    watermark_ns) and PBTRACE_A_BUFFER_READ_NS (NLA_U64: every event
+ *    before it is sealed and its chunk was read and put back with
+ *    PUT_CHUNK, or it was counted lost). traced puts a chunk back once it
+ *    is in the file, so whoever follows the file may show every event
+ *    before READ_NS in time order: no event before it reaches the file
+ *    later. Both are ~0 once the session stopped and everything is read.
+ *    A module without the command: -EOPNOTSUPP.
  *
  * PBTRACE_CMD_TRIGGER: PBTRACE_A_TRIGGER_NAME (NLA_NUL_STRING). The kernel
  *    multicasts it to the "sessions" group; traced applies trigger_config.
@@ -252,6 +286,7 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_GET_STATUS,
 	PBTRACE_CMD_SET_SESSION,
 	PBTRACE_CMD_GET_CPU_STATS,
+	PBTRACE_CMD_GET_WATERMARK,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
@@ -312,6 +347,10 @@ enum pbtrace_attr {
 	PBTRACE_A_TPF_ELEM_SIZE,	/* u32, PBTRACE_TPF_ARRAY element */
 	PBTRACE_A_TPF_PROTO_ID,		/* u32, field number in the message */
 	PBTRACE_A_TPF_PROTO_TYPE,	/* u32, FieldDescriptorProto.Type */
+	PBTRACE_A_BUFFER_WATERMARK_MS,	/* u32, live watermark period */
+	PBTRACE_A_BUFFER_WATERMARK_NS,	/* u64, BOOTTIME */
+	PBTRACE_A_BUFFER_READ_NS,	/* u64, BOOTTIME */
+	PBTRACE_A_BUFFER_WATERMARK_EXPEDITED,	/* flag */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
@@ -447,6 +486,21 @@ struct pbtrace_mmap_header {
 	 */
 	__u64 data_offset;
 	__u64 mmap_size;
+	/*
+	 * The live watermark (PBTRACE_A_BUFFER_WATERMARK_MS; 0 without one).
+	 * Every event of this buffer stamped before watermark_ns is in a
+	 * sealed chunk whose seq is below watermark_seq, or was counted lost:
+	 * a reader that has taken every chunk below watermark_seq has every
+	 * event before watermark_ns, from all CPUs, and no later chunk holds
+	 * one. Both change together under watermark_gen, a sequence count:
+	 * read it (odd: being changed, read again), then the two, then it
+	 * again, and retry if it moved. Added after version 1's first
+	 * release without a version change: older readers ignore it.
+	 */
+	__u32 watermark_gen;
+	__u32 watermark_ms;	/* the period asked for */
+	__u64 watermark_ns;	/* BOOTTIME; ~0 once stopped: everything */
+	__u64 watermark_seq;
 };
 
 struct pbtrace_attach {
