@@ -49,7 +49,7 @@ hostile() {
 }
 relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
 ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
-machine_line() { grep "^machine 1 " "$P/endpoint_stats"; }
+machine_line() { ep_machines | grep "^machine 1 "; }
 
 rmmod pbtrace 2>/dev/null
 if ! insmod "$KO" endpoint=vsock:$PORT relay=vsock:1:$PORT \
@@ -76,6 +76,7 @@ PBTRACE_RELAY_HINT=00112233445566778899aabbccddeeff hostile $PORT
 check "relay still connected after the hostile client (no reconnect)" \
 	test "$(relay_stat connected)$(relay_stat connects)" = 11
 sed 's/^/# /' "$P/endpoint_stats"
+ep_machines | sed 's/^/# /'
 sed 's/^/# /' "$P/relay_stats"
 check "rmmod with relay and endpoint connected" rmmod pbtrace
 
@@ -92,6 +93,7 @@ if insmod "$KO" endpoint=vsock:$PORT,tcp:$TCP_PORT relay=tcp:127.0.0.1:$TCP_PORT
 	check "TCP relay still connected after the hostile client" \
 		test "$(relay_stat connected)$(relay_stat connects)" = 11
 	sed 's/^/# /' "$P/endpoint_stats"
+ep_machines | sed 's/^/# /'
 	check "rmmod with TCP relay and endpoint connected" rmmod pbtrace
 else
 	not_ok "insmod with a vsock and a TCP endpoint and a TCP relay"
