@@ -44,9 +44,6 @@ static const struct kernel_param_ops ep_max_ops = {
 module_param_cb(endpoint_max_machines, &ep_max_ops, &endpoint_max_machines,
 		0644);
 MODULE_PARM_DESC(endpoint_max_machines, "machines the endpoint's table holds, online and offline, 1..520191 (default 8192)");
-module_param(endpoint_forget_secs, uint, 0644);
-MODULE_PARM_DESC(endpoint_forget_secs, "an offline machine no live session holds is freed after this many seconds (default 3600)");
-
 /* Under ep_lock: the machines by id, and by peer; the offline, oldest first. */
 static DEFINE_XARRAY_ALLOC1(ep_ids);
 static DEFINE_HASHTABLE(ep_peers, 10);
@@ -55,6 +52,28 @@ static u32 ep_nr_machines, ep_nr_online;
 
 static void ep_forget_fn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(ep_forget_work, ep_forget_fn);
+static bool ep_forget_stopped;		/* exit: the work is not queued again */
+
+/* A new value applies now, not after the period the old one set. */
+static int ep_set_forget(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_uint(val, kp);
+
+	mutex_lock(&ep_lock);
+	if (!ret && !ep_forget_stopped && delayed_work_pending(&ep_forget_work))
+		mod_delayed_work(system_wq, &ep_forget_work, 0);
+	mutex_unlock(&ep_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops ep_forget_ops = {
+	.set = ep_set_forget,
+	.get = param_get_uint,
+};
+
+module_param_cb(endpoint_forget_secs, &ep_forget_ops, &endpoint_forget_secs,
+		0644);
+MODULE_PARM_DESC(endpoint_forget_secs, "an offline machine no live session holds is freed after this many seconds (default 3600)");
 
 void ep_copy_str(char *dst, const struct frame_str *s)
 {
@@ -393,7 +412,7 @@ void ep_machine_release(struct ep_conn *c)
 	m->last_seen = get_jiffies_64();
 	list_add_tail(&m->offline, &ep_offline);
 	ep_nr_online--;
-	if (!delayed_work_pending(&ep_forget_work))
+	if (!ep_forget_stopped && !delayed_work_pending(&ep_forget_work))
 		schedule_delayed_work(&ep_forget_work, ep_forget_period());
 	mutex_unlock(&ep_lock);
 	c->m = NULL;
@@ -419,10 +438,10 @@ static void ep_forget_fn(struct work_struct *w)
 		atomic_inc(&ep_stats.forgotten);
 		ep_machine_free(m);
 	}
-	more = !list_empty(&ep_offline);
-	mutex_unlock(&ep_lock);
+	more = !list_empty(&ep_offline) && !ep_forget_stopped;
 	if (more)
 		schedule_delayed_work(&ep_forget_work, ep_forget_period());
+	mutex_unlock(&ep_lock);
 }
 
 /* Did a names change take this connection's machine away? */
@@ -579,6 +598,9 @@ void ep_machines_exit(void)
 	struct ep_machine *m;
 	unsigned long id;
 
+	mutex_lock(&ep_lock);
+	ep_forget_stopped = true;
+	mutex_unlock(&ep_lock);
 	cancel_delayed_work_sync(&ep_forget_work);
 	mutex_lock(&ep_lock);
 	xa_for_each(&ep_ids, id, m)

@@ -108,7 +108,7 @@ check "tracectl stop -n relay refused: the host's session owns it (exit $RC)" \
 	eval '((RC != 0)) && grep -q "relay recording for its host" $W/stop_relay.out'
 check "tracectl status shows the machine connected, its chunks arriving" \
 	wait_for 50 eval '"$BIN/tracectl" status -M > $W/status.out 2>&1 &&
-		grep -q "machine loopguest (id [1-9][0-9]*): connected, buffer 0" $W/status.out &&
+		grep -q "machine loopguest (id [1-9][0-9]*): connected, cid 1, buffer 0" $W/status.out &&
 		grep -q "received [1-9][0-9]* chunks" $W/status.out'
 grep -A3 "machine loopguest" $W/status.out | sed 's/^/# /'
 wait $RECORD
