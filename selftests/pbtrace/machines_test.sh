@@ -52,14 +52,16 @@ ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
 relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
 nmachines() { ep_machines | grep -c "^machine "; }
 key_of() { printf '%s%08x' $KP "$1"; }
-# A machines file: "key many<i> KEY" for i in FIRST..LAST, then what follows.
+# "key many<i> KEY" lines for i in FIRST..LAST (no subshell a line: a fork
+# costs tens of ms under TCG).
 keys_file() {
 	local i
 	for ((i = $1; i <= $2; i++)); do
-		echo "key many$i $(key_of $i)"
+		printf 'key many%d %s%08x\n' $i $KP $i
 	done
 }
 finish() {
+	echo "# ${SECONDS}s: the end"
 	[[ -n ${TRACED:-} ]] && kill $TRACED 2>/dev/null && wait $TRACED 2>/dev/null
 	sed 's/^/# /' $P/endpoint_stats 2>/dev/null | grep -E "machines|renamed|forgotten|names|evicted|table_full|identity_refused"
 	lsmod | grep -q '^pbtrace ' && rmmod pbtrace
@@ -78,6 +80,7 @@ if ! insmod "$KO" endpoint=tcp:$TPORT,vsock:$VPORT endpoint_machines=3:parm; the
 fi
 
 # ---- a machines file of 1,000 keys, in pieces ----
+echo "# ${SECONDS}s: a machines file of 1,000 keys, in pieces"
 {
 	echo "# the test's guests"
 	echo "cid 7 seven"
@@ -106,6 +109,7 @@ check "machines names: 1003, one from endpoint_machines, CIDs by number, keys as
 check "no key in tracectl's output" eval '! grep -qi "a0a1a2a3a4a5" $W/names.out $W/load.out'
 
 # ---- 200 relays with their own keys ----
+echo "# ${SECONDS}s: 200 relays with their own keys"
 "$MANY" -j 8 -a $TPORT many 1 200 $KP > $W/many.out 2>&1
 check "200 TCP relays, each proving its own key: admitted ($(tail -n1 $W/many.out))" \
 	grep -q "^admitted 200 refused 0" $W/many.out
@@ -114,7 +118,7 @@ check "200 machines, ids 1..200, each its own peer and name (tcp, pinned)" \
 	eval '[[ $(grep -c "^machine " $W/table.out) == 200 ]] &&
 		[[ $(grep -c "flags=tcp,pinned " $W/table.out) == 200 ]] &&
 		[[ $(sed -n "s/^machine \([0-9]*\) .*/\1/p" $W/table.out | sort -n | tail -n1) == 200 ]] &&
-		grep -q "^machine [0-9]* name=many77 .*peer=\"tcp 127.0.0.1 key\" claimed=many77 " $W/table.out'
+		grep -q "^machine [0-9]* name=many77 .*peer=\"tcp 127.0.0.[0-9]* key\" claimed=many77 " $W/table.out'
 ID77=$(sed -n 's/^machine \([0-9]*\) name=many77 .*/\1/p' $W/table.out)
 "$MANY" $TPORT many 77 1 $KP > $W/one.out 2>&1
 check "a reconnect keeps its machine id ($ID77: $(head -n1 $W/one.out))" \
@@ -129,6 +133,7 @@ check "forget: offline, held by no session, gone once endpoint_forget_secs is 2 
 	wait_for 100 eval '[[ $(nmachines) == 0 && $(ep_stat forgotten) -ge 200 ]]'
 
 # ---- a session that saw 1,000 machines ----
+echo "# ${SECONDS}s: a session that saw 1,000 machines"
 SID=$("$SESSION" new fleet $W/fleet.pftrace '*')
 check "a session recording every machine (id $SID)" test -n "$SID"
 T0=$SECONDS
@@ -143,7 +148,7 @@ check "tracectl status: one line for the 1,000 machines ($(grep -c . $W/status.o
 sed 's/^/# /' $W/status.out | head -n 8
 "$TCTL" status -M > $W/statusM.out 2>&1
 check "status -M: each machine once, in id order (GET_SESSION_MACHINES paged)" \
-	eval '[[ $(grep -c "^  machine many[0-9]* (id [0-9]*): not connected, tcp 127.0.0.1 key, buffer 0, 1 cpus" $W/statusM.out) == 1000 ]] &&
+	eval '[[ $(grep -c "^  machine many[0-9]* (id [0-9]*): not connected, tcp 127.0.0.[0-9]* key, buffer 0, 1 cpus" $W/statusM.out) == 1000 ]] &&
 		[[ $(grep -o "^  machine many[0-9]*" $W/statusM.out | sort -u | wc -l) == 1000 ]] &&
 		sed -n "s/^  machine many[0-9]* (id \([0-9]*\)).*/\1/p" $W/statusM.out | sort -nc'
 "$TCTL" status --machine many500 > $W/status1.out 2>&1
@@ -158,6 +163,7 @@ check "the session gone, they are forgotten too" wait_for 100 eval '[[ $(nmachin
 rmmod pbtrace
 
 # ---- the bound on machine ids ----
+echo "# ${SECONDS}s: the bound on machine ids"
 check "endpoint_max_machines=520192, above PBTRACE_MAX_MACHINE_ID, is refused at load" \
 	eval '! insmod "$KO" endpoint=tcp:$TPORT relay_key=$SHARED endpoint_max_machines=520192 2>/dev/null'
 if insmod "$KO" endpoint=tcp:$TPORT relay_key=$SHARED endpoint_max_machines=520191; then
@@ -187,6 +193,7 @@ else
 fi
 
 # ---- changes at run time ----
+echo "# ${SECONDS}s: changes at run time"
 if ! insmod "$KO" endpoint=tcp:$TPORT,vsock:$VPORT endpoint_machines=3:parm \
 	relay=vsock:1:$VPORT relay_name=vguest; then
 	not_ok "insmod with the module's own relay"
@@ -204,7 +211,7 @@ check "CID 1 named vmapped: its online vguest disconnected ($(cat $W/load.out))"
 check "... and back as vmapped, a new id; the old one retired" \
 	wait_for 200 eval 'ep_machines | grep -q "^machine [2-9][0-9]* name=vmapped .*online=1 .*claimed=vguest flags=vsock,pinned " &&
 		ep_machines | grep -q "^machine 1 name=vguest .*online=0 .*flags=vsock,retired "'
-"$MANY" -H 8 $TPORT many 5 1 $KP > $W/held5.out 2>&1 &
+"$MANY" -H 5 $TPORT many 5 1 $KP > $W/held5.out 2>&1 &
 HELD=$!
 check "many5, with a key now, is online" \
 	wait_for 100 eval 'ep_machines | grep -q "name=many5 .*online=1 "'
@@ -242,19 +249,19 @@ chmod 600 $W/m4
 "$TCTL" machines load $W/m4 > /dev/null 2>&1
 
 # ---- nobody reads a key, a name or a CID ----
-KEYS="$(key_of 1) $(key_of 2) $SHARED"
-leaks=""
-for f in $P/* /sys/module/pbtrace/*; do
-	[[ -f $f ]] || continue
-	setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$f" > $W/read 2>/dev/null || continue
-	for k in $KEYS vmapped parm; do
-		grep -q "$k" $W/read && leaks="$leaks $f"
-	done
-done
-check "no key, name or CID in a file of /sys/module/pbtrace nobody can read${leaks:+ (in:$leaks)}" test -z "$leaks"
-for f in endpoint endpoint_cids endpoint_machines relay relay_name relay_hint; do
-	check "parameter $f is 0400" eval '[[ $(stat -c %a $P/$f) == 400 ]]'
-done
+echo "# ${SECONDS}s: nobody reads a key, a name or a CID"
+# What nobody reads of every file of /sys/module/pbtrace, in one go.
+setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c \
+	'for f in /sys/module/pbtrace/parameters/* /sys/module/pbtrace/*; do
+		[[ -f $f ]] && while IFS= read -r l; do echo "$f: $l"; done < "$f"
+	done' > $W/read 2>/dev/null
+leaks=$(grep -E "$(key_of 1)|$(key_of 2)|$SHARED|vmapped|parm|vguest" $W/read | cut -d: -f1 | sort -u | tr '\n' ' ')
+check "nobody reads $(wc -l < $W/read) lines there: no key, name or CID among them${leaks:+ (in: $leaks)}" \
+	eval '[[ -z "$leaks" ]] && grep -q "parameters/group: -1" $W/read'
+modes=$(cd $P && stat -c '%n=%a' endpoint endpoint_cids endpoint_machines relay relay_name relay_hint | tr '\n' ' ')
+check "the parameters holding names, CIDs and addresses are 0400 ($modes)" \
+	test "$modes" = "endpoint=400 endpoint_cids=400 endpoint_machines=400 relay=400 relay_name=400 relay_hint=400 "
+
 check "endpoint_keys and relay_key have no file at all" eval '[[ ! -e $P/endpoint_keys && ! -e $P/relay_key ]]'
 for sub in list names "load $W/m4"; do
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$TCTL" machines $sub > $W/nobody.out 2>&1
@@ -262,13 +269,10 @@ for sub in list names "load $W/m4"; do
 	check "nobody: tracectl machines $sub refused (exit $RC): $(head -n1 $W/nobody.out)" \
 		eval '[[ $RC == 4 || $RC == 6 ]] && grep -q "CAP_SYS_ADMIN\|Permission denied\|belongs to uid" $W/nobody.out'
 done
-leaks=""
-for k in $KEYS; do
-	dmesg | grep -q "$k" && leaks="$leaks $k"
-done
-check "no key in dmesg" test -z "$leaks"
+check "no key in dmesg" eval '! dmesg | grep -qE "$(key_of 1)|$(key_of 2)|$(key_of 5)|$SHARED"'
 
 # ---- no name theft ----
+echo "# ${SECONDS}s: no name theft"
 rmmod pbtrace
 if insmod "$KO" endpoint=tcp:$TPORT relay_key=$SHARED; then
 	SID=$("$SESSION" new theft $W/theft.pftrace web1)
@@ -284,7 +288,7 @@ if insmod "$KO" endpoint=tcp:$TPORT relay_key=$SHARED; then
 	"$TCTL" status -M > $W/status.out 2>&1
 	check "the session asking for web1 records 127.0.0.2's, and only it" \
 		eval '[[ $(grep -c "^  machine " $W/status.out) == 1 ]] &&
-			grep -q "^  machine web1 (id [0-9]*): connected, tcp 127.0.0.2, buffer 0" $W/status.out'
+			grep -q "^  machine web1 (id [0-9]*): \(not \)\?connected, tcp 127.0.0.2, buffer 0" $W/status.out'
 	grep "machine" $W/status.out | sed 's/^/# /'
 	wait $A
 	"$SESSION" destroy "$SID"
@@ -294,6 +298,7 @@ else
 fi
 
 # ---- traced: at start and on SIGHUP ----
+echo "# ${SECONDS}s: traced: at start and on SIGHUP"
 if insmod "$KO" endpoint=tcp:$TPORT; then
 	printf 'cid 5 five\n' > $W/t
 	chmod 600 $W/t

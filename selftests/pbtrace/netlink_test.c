@@ -1995,8 +1995,9 @@ TEST_F(pbt, names_bad_entries_refused)
 		{ { .name = "a", .has_cid = true, .cid = 5, .key = key_a, .key_len = 32, .line = 4 },
 		  -EINVAL, "line 4: a needs a CID or a key, not both" },
 		{ { .name = "a", .line = 2 }, -EINVAL, "line 2: a needs a CID or a key" },
-		{ { .name = "a", .key = key_a, .key_len = 15 }, -EINVAL, NULL },
-		{ { .name = "a", .key = key_a, .key_len = 65 }, -EINVAL, NULL },
+		/* A length out of the policy's range: the policy's errno. */
+		{ { .name = "a", .key = key_a, .key_len = 15 }, -ERANGE, NULL },
+		{ { .name = "a", .key = key_a, .key_len = 65 }, -ERANGE, NULL },
 		{ { .name = "web@1", .has_cid = true, .cid = 5, .line = 9 },
 		  -EINVAL, "line 9: a name is 1 to 63 printable characters" },
 		{ { .name = "a b", .has_cid = true, .cid = 5, .line = 1 }, -EINVAL, "line 1: a name is" },

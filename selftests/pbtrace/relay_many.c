@@ -60,6 +60,7 @@ struct relay {
 	uint8_t key[32];
 	uint8_t tx_key[32];		/* relay->host tag key */
 	uint32_t seq;
+	uint32_t started;		/* the CONTROL start's session, 0: none yet */
 	int fd;
 	uint8_t hello[512];
 	size_t hello_len;
@@ -234,22 +235,27 @@ static int ping(struct relay *r, uint8_t *b, uint32_t id)
 	return send_frame(r, b, PING, 56, 1);
 }
 
-/* Until a PONG, or a CONTROL start (*sid) if @start. */
+/*
+ * Until a PONG, or a CONTROL start (*sid) if @start. A CONTROL start may
+ * come before the PONG of the PING sent with AUTH: it is kept.
+ */
 static int wait_for(struct relay *r, uint8_t *b, size_t size, int start,
 		    uint32_t *sid)
 {
 	int t;
 
 	for (;;) {
+		if (start && r->started) {
+			*sid = r->started;
+			return 0;
+		}
 		t = recv_frame(r, b, size, WAIT_MS);
 		if (t < 0 || t == GOODBYE)
 			return -1;
+		if (t == CONTROL && get32(b + 16) == 1)
+			r->started = get32(b + 20);
 		if (!start && t == PONG)
 			return 0;
-		if (start && t == CONTROL && get32(b + 16) == 1) {
-			*sid = get32(b + 20);
-			return 0;
-		}
 	}
 }
 
