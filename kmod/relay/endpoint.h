@@ -77,6 +77,7 @@ struct ep_machine {
 	u64 peer;			/* EP_PEER_x: whose it is; 0 once retired */
 	char peer_str[PBT_PEER_MAX];	/* "cid 5", "tcp 10.0.2.2 key" */
 	struct hlist_node by_peer;	/* ep_peers, unless retired */
+	struct hlist_node by_name;	/* ep_online_names while online */
 	struct list_head offline;	/* ep_offline while offline, oldest first */
 	u64 last_seen;			/* jiffies64 it went offline */
 	u8 hint[FRAME_HINT_LEN];

@@ -24,7 +24,7 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
-#include <crypto/algapi.h>
+#include <linux/jhash.h>
 
 #include "endpoint.h"
 
@@ -44,9 +44,13 @@ static const struct kernel_param_ops ep_max_ops = {
 module_param_cb(endpoint_max_machines, &ep_max_ops, &endpoint_max_machines,
 		0644);
 MODULE_PARM_DESC(endpoint_max_machines, "machines the endpoint's table holds, online and offline, 1..520191 (default 8192)");
-/* Under ep_lock: the machines by id, and by peer; the offline, oldest first. */
+/*
+ * Under ep_lock: the machines by id, by peer, the online ones by name
+ * (every HELLO asks who has its name); the offline, oldest first.
+ */
 static DEFINE_XARRAY_ALLOC1(ep_ids);
 static DEFINE_HASHTABLE(ep_peers, 10);
+static DEFINE_HASHTABLE(ep_online_names, 10);
 static LIST_HEAD(ep_offline);
 static u32 ep_nr_machines, ep_nr_online;
 
@@ -79,6 +83,21 @@ void ep_copy_str(char *dst, const struct frame_str *s)
 {
 	memcpy(dst, s->p, s->len);	/* len <= FRAME_STR_MAX: parser */
 	dst[s->len] = 0;
+}
+
+static u32 ep_name_hash(const char *name)
+{
+	return jhash(name, strlen(name), 0);
+}
+
+/* @m goes online under ident.name, or off (or is retired). */
+static void ep_name_online(struct ep_machine *m, bool on)
+{
+	if (on)
+		hash_add(ep_online_names, &m->by_name,
+			 ep_name_hash(m->ident.name));
+	else if (!hlist_unhashed(&m->by_name))
+		hash_del(&m->by_name);
 }
 
 static bool ep_is_key_peer(u64 peer)
@@ -160,6 +179,7 @@ static struct ep_machine *ep_machine_new(void)
 static void ep_machine_free(struct ep_machine *m)
 {
 	xa_erase(&ep_ids, m->id);
+	ep_name_online(m, false);
 	if (!hlist_unhashed(&m->by_peer))
 		hash_del(&m->by_peer);
 	list_del(&m->offline);
@@ -205,17 +225,14 @@ static struct ep_machine *ep_machine_slot(const struct ep_conn *c, int nr,
 
 /*
  * Is @name another peer's online machine's? Retired machines are not:
- * their connections are on their way out.
+ * their connections are on their way out (and out of the hash).
  */
 static bool ep_name_taken(const char *name, u64 peer)
 {
 	struct ep_machine *m;
-	unsigned long id;
 
-	xa_for_each(&ep_ids, id, m)
-		if (m->online && m->peer != peer &&
-		    !(m->flags & PBTRACE_EPM_RETIRED) &&
-		    !strcmp(m->ident.name, name))
+	hash_for_each_possible(ep_online_names, m, by_name, ep_name_hash(name))
+		if (m->peer != peer && !strcmp(m->ident.name, name))
 			return true;
 	return false;
 }
@@ -266,27 +283,22 @@ static int ep_pick_name(struct ep_conn *c, const struct ep_machine *m,
 	return 0;
 }
 
-/* The id @c would get now: WELCOME's on TCP, before AUTH (informational). */
+/*
+ * The id @c would get now: WELCOME's on TCP, before AUTH (informational:
+ * the machine is only taken at AUTH). Its own, else a guess, not a search:
+ * anyone may send a HELLO.
+ */
 u32 ep_machine_peek(struct ep_conn *c)
 {
 	struct ep_machine *m;
-	unsigned long id;
-	u32 want = 1;
+	u32 id;
 	int nr;
 
 	mutex_lock(&ep_lock);
 	m = ep_machine_find(c, c->hint, &nr);
-	if (m) {
-		want = m->id;
-	} else {
-		xa_for_each(&ep_ids, id, m) {
-			if (id != want)
-				break;
-			want++;
-		}
-	}
+	id = m ? m->id : min(ep_nr_machines + 1, (u32)PBTRACE_MAX_MACHINE_ID);
 	mutex_unlock(&ep_lock);
-	return want;
+	return id;
 }
 
 static void ep_refused(const struct ep_conn *c, int ret, atomic_t *full)
@@ -359,6 +371,7 @@ int ep_machine_reserve(struct ep_conn *c, const u8 *hint)
 		m->ident = c->id;
 		m->cid = c->cid;
 		list_del_init(&m->offline);
+		ep_name_online(m, true);
 		ep_nr_online++;
 		c->m = m;
 	}
@@ -410,6 +423,7 @@ void ep_machine_release(struct ep_conn *c)
 	mutex_lock(&ep_lock);
 	m->online = false;
 	m->last_seen = get_jiffies_64();
+	ep_name_online(m, false);
 	list_add_tail(&m->offline, &ep_offline);
 	ep_nr_online--;
 	if (!ep_forget_stopped && !delayed_work_pending(&ep_forget_work))
@@ -491,6 +505,7 @@ u32 ep_machines_recheck(void)
 		WRITE_ONCE(m->evict, true);
 		m->flags |= PBTRACE_EPM_RETIRED;
 		hash_del(&m->by_peer);
+		ep_name_online(m, false);
 		m->peer = 0;
 		pr_info("pbtrace: endpoint: machine %u \"%s\" (%s): the names table changed its name or key, closing it\n",
 			m->id, m->ident.name, m->peer_str);
