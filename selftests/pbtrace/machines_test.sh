@@ -94,8 +94,10 @@ check "a file with keys others may read is refused (exit $RC): $(head -c 200 $W/
 	eval '[[ $RC == 6 ]] && grep -q "lets others read its keys: chmod 600" $W/load.out &&
 		[[ $(ep_stat names) == 1 ]]'
 chmod 600 $W/machines
+t0=$(date +%s%N)
 "$TCTL" machines load $W/machines > $W/load.out 2>&1
 RC=$?
+echo "# tracectl machines load of 1,002 names: $((($(date +%s%N) - t0) / 1000000)) ms"
 check "tracectl machines load: 1,002 names in pieces ($(cat $W/load.out))" \
 	eval '[[ $RC == 0 ]] && grep -q "1002 names loaded (1000 with a key); the table holds 1003" $W/load.out &&
 		[[ $(ep_stat names) == 1003 ]]'
@@ -146,7 +148,9 @@ check "tracectl status: one line for the 1,000 machines ($(grep -c . $W/status.o
 	eval 'grep -q "^  machines: 1000 (0 connected), 0 chunks, 0 B; lost: 0 chunks in relay gaps, 0 dropped here, 0 events on the guests, 1000 disconnects" $W/status.out &&
 		! grep -q "^  machine many" $W/status.out && (($(grep -c . $W/status.out) < 20))'
 sed 's/^/# /' $W/status.out | head -n 8
+t0=$(date +%s%N)
 "$TCTL" status -M > $W/statusM.out 2>&1
+echo "# tracectl status -M of 1,000 machines: $((($(date +%s%N) - t0) / 1000000)) ms, $(wc -l < $W/statusM.out) lines"
 check "status -M: each machine once, in id order (GET_SESSION_MACHINES paged)" \
 	eval '[[ $(grep -c "^  machine many[0-9]* (id [0-9]*): not connected, tcp 127.0.0.[0-9]* key, buffer 0, 1 cpus" $W/statusM.out) == 1000 ]] &&
 		[[ $(grep -o "^  machine many[0-9]*" $W/statusM.out | sort -u | wc -l) == 1000 ]] &&
