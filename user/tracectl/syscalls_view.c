@@ -953,7 +953,9 @@ static void slice_threads(struct sv_view *v)
 {
 	size_t i, j;
 
-	qsort(v->threads, v->nr_threads, sizeof(*v->threads), by_thread_machine);
+	if (v->nr_threads > 1)
+		qsort(v->threads, v->nr_threads, sizeof(*v->threads),
+		      by_thread_machine);
 	for (i = 0; i < v->nr_machines; i++)
 		v->machines[i].lo = v->machines[i].hi = 0;
 	for (i = 0; i < v->nr_threads; i = j) {
