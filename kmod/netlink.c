@@ -31,6 +31,7 @@
 
 #include "pbtrace.h"
 #include "compat.h"
+#include "relay/relay.h"
 
 #define PBT_DEFAULT_CHUNK_KB 16
 #define PBT_MAX_SIZE_KB (1024 * 1024)	/* 1 GiB per buffer is plenty */
@@ -79,6 +80,14 @@ static const struct nla_policy buffer_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_BUFFER_TRACEPOINTS]	= { .type = NLA_NESTED },
 };
 
+/* One entry of the names table (PBTRACE_CMD_LOAD_NAMES). */
+static const struct nla_policy name_policy[PBTRACE_A_MAX + 1] = {
+	[PBTRACE_A_MACHINE_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
+	[PBTRACE_A_NAME_CID]		= { .type = NLA_U32 },
+	[PBTRACE_A_NAME_KEY]		= NLA_POLICY_RANGE(NLA_BINARY, 16, PBTRACE_NAME_KEY_MAX),
+	[PBTRACE_A_NAME_LINE]		= { .type = NLA_U32 },
+};
+
 static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_SESSION_ID]		= { .type = NLA_U32 },
 	[PBTRACE_A_SESSION_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
@@ -87,6 +96,9 @@ static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_SESSION_BUFFERS]	= NLA_POLICY_NESTED_ARRAY(buffer_policy),
 	[PBTRACE_A_TRIGGER_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
 	[PBTRACE_A_SESSION_ERROR]	= { .type = NLA_NUL_STRING, .len = PBTRACE_ERROR_MAX - 1 },
+	[PBTRACE_A_LOAD_ID]		= { .type = NLA_U32 },
+	[PBTRACE_A_LOAD_COMMIT]		= { .type = NLA_FLAG },
+	[PBTRACE_A_NAMES]		= NLA_POLICY_NESTED_ARRAY(name_policy),
 };
 
 /*
@@ -733,30 +745,6 @@ static int put_machine_names(struct sk_buff *msg,
 	return 0;
 }
 
-/* Every relayed machine that recorded into @s, connected or not. */
-static int put_machines(struct sk_buff *msg, struct pbt_session *s)
-{
-	struct pbtrace_machine_stats st;
-	char name[PBTRACE_NAME_MAX + 1];
-	struct nlattr *nest, *m;
-	u32 id;
-
-	nest = nla_nest_start(msg, PBTRACE_A_SESSION_MACHINES);
-	if (!nest)
-		return -EMSGSIZE;
-	for (id = 1; id <= PBT_REMOTE_MAX_MACHINES; id++) {
-		if (!pbt_remote_machine(s, id, name, sizeof(name), &st))
-			continue;
-		m = nla_nest_start(msg, PBTRACE_A_MACHINE);
-		if (!m || nla_put_string(msg, PBTRACE_A_MACHINE_NAME, name) ||
-		    nla_put(msg, PBTRACE_A_MACHINE_STATS, sizeof(st), &st))
-			return -EMSGSIZE;
-		nla_nest_end(msg, m);
-	}
-	nla_nest_end(msg, nest);
-	return 0;
-}
-
 static int put_buffer(struct sk_buff *msg, struct pbt_session *s,
 		      unsigned int i)
 {
@@ -816,7 +804,7 @@ static int put_session(struct sk_buff *msg, struct pbt_session *s)
 		if (put_buffer(msg, s, i))
 			return -EMSGSIZE;
 	nla_nest_end(msg, nest);
-	return put_machines(msg, s);
+	return 0;
 }
 
 static int fill_session(struct sk_buff *msg, struct pbt_session *s,
@@ -843,7 +831,8 @@ static int fill_session(struct sk_buff *msg, struct pbt_session *s,
 
 /*
  * Upper bound of one session message: config and output dominate. It
- * does not grow with the CPUs: their counters are GET_CPU_STATS'.
+ * does not grow with the CPUs or the relayed machines: their counters are
+ * GET_CPU_STATS' and GET_SESSION_MACHINES'.
  */
 static size_t session_msg_size(void)
 {
@@ -853,13 +842,9 @@ static size_t session_msg_size(void)
 			nla_total_size(0) + PBTRACE_MAX_SYSCALLS * nla_total_size(4) +
 			nla_total_size(0) + PBTRACE_MAX_MACHINE_NAMES *
 			nla_total_size(PBTRACE_NAME_MAX);
-	size_t machines = nla_total_size(0) + PBT_REMOTE_MAX_MACHINES *
-			  (nla_total_size(0) + nla_total_size(PBTRACE_NAME_MAX + 1) +
-			   nla_total_size(sizeof(struct pbtrace_machine_stats)));
 
 	return NLMSG_GOODSIZE + nla_total_size(PBTRACE_MAX_CONFIG) +
-	       nla_total_size(PATH_MAX) + PBTRACE_MAX_BUFFERS * buffer +
-	       machines;
+	       nla_total_size(PATH_MAX) + PBTRACE_MAX_BUFFERS * buffer;
 }
 
 static int pbt_nl_get_session(struct sk_buff *skb, struct genl_info *info)
@@ -936,7 +921,8 @@ static int pbt_nl_get_session_dump(struct sk_buff *skb,
  */
 #define CPU_STATS_PER_MSG 256
 
-static int pbt_nl_cpu_stats_start(struct netlink_callback *cb)
+/* GET_CPU_STATS, GET_SESSION_MACHINES: a dump of one session's counters. */
+static int pbt_nl_session_dump_start(struct netlink_callback *cb)
 {
 	/* Checked against pbt_policy already: a u32 if there. */
 	const struct nlattr *id = nlmsg_find_attr(cb->nlh, GENL_HDRLEN,
@@ -1110,6 +1096,262 @@ static int pbt_nl_get_watermark(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
+/*
+ * GET_SESSION_MACHINES, paged: a session may have seen thousands of
+ * machines, at about 200 bytes each. cb->args: [0] session id, [1] the
+ * last machine id sent, [2] set once every one is.
+ */
+#define MACHINES_PER_MSG 128
+
+static int put_session_machine(struct sk_buff *skb,
+			       const struct pbt_machine_view *v)
+{
+	struct nlattr *m = nla_nest_start(skb, PBTRACE_A_MACHINE);
+
+	if (!m)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, PBTRACE_A_MACHINE_NAME, v->name) ||
+	    nla_put_string(skb, PBTRACE_A_MACHINE_PEER, v->peer) ||
+	    nla_put(skb, PBTRACE_A_MACHINE_STATS, sizeof(v->st), &v->st)) {
+		nla_nest_cancel(skb, m);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, m);
+	return 0;
+}
+
+/* One message of the session's machines after cb->args[1]. */
+static int fill_session_machines(struct sk_buff *skb,
+				 struct netlink_callback *cb,
+				 struct pbt_session *s)
+{
+	struct pbt_machine_view v;
+	struct nlattr *nest = NULL;
+	u32 id = cb->args[1];
+	bool more = true;
+	void *hdr;
+	int n = 0;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &pbt_family, NLM_F_MULTI,
+			  PBTRACE_CMD_GET_SESSION_MACHINES);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (!nla_put_u32(skb, PBTRACE_A_SESSION_ID, s->id))
+		nest = nla_nest_start(skb, PBTRACE_A_SESSION_MACHINES);
+	if (!nest)
+		goto full;
+	while (n < MACHINES_PER_MSG) {
+		more = pbt_remote_machine_next(s, &id, &v);
+		if (!more || put_session_machine(skb, &v))
+			break;
+		cb->args[1] = id;
+		n++;
+	}
+	if (!more)
+		cb->args[2] = 1;	/* every machine is sent */
+	if (!n)
+		goto full;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+full:
+	genlmsg_cancel(skb, hdr);
+	return more ? -EMSGSIZE : 0;
+}
+
+static int pbt_nl_session_machines_dump(struct sk_buff *skb,
+					struct netlink_callback *cb)
+{
+	struct pbt_session *s = pbt_session_get(cb->args[0]);
+	int ret = 0;
+
+	if (!s)			/* destroyed since start: the dump ends */
+		return 0;
+	while (!ret && !cb->args[2])
+		ret = fill_session_machines(skb, cb, s);
+	pbt_session_put(s);
+	/* A message that does not fit an empty skb would loop forever. */
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+/* GET_MACHINES and GET_NAMES show guests' names and CIDs: root's. */
+static int pbt_nl_endpoint_dump_start(struct netlink_callback *cb)
+{
+	cb->args[0] = 0;	/* the last machine id, the next name index */
+	if (netlink_capable(cb->skb, CAP_SYS_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG(cb->extack, "needs CAP_SYS_ADMIN: guests' names, kernels and CIDs are root's (docs/security.md)");
+	return -EPERM;
+}
+
+static int put_endpoint_machine(struct sk_buff *skb,
+				const struct pbt_endpoint_machine_view *v)
+{
+	if (nla_put(skb, PBTRACE_A_ENDPOINT_MACHINE, sizeof(v->m), &v->m) ||
+	    nla_put_string(skb, PBTRACE_A_MACHINE_NAME, v->name) ||
+	    nla_put_string(skb, PBTRACE_A_MACHINE_CLAIMED, v->claimed) ||
+	    nla_put_string(skb, PBTRACE_A_MACHINE_PEER, v->peer) ||
+	    nla_put_string(skb, PBTRACE_A_MACHINE_SYSNAME, v->sysname) ||
+	    nla_put_string(skb, PBTRACE_A_MACHINE_RELEASE, v->release) ||
+	    nla_put_string(skb, PBTRACE_A_MACHINE_ARCH, v->arch))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int pbt_nl_machines_dump(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	struct pbt_endpoint_machine_view *v;
+	u32 id = cb->args[0];
+	void *hdr;
+
+	v = kmalloc(sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	while (pbt_endpoint_machine_next(&id, v)) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &pbt_family, NLM_F_MULTI,
+				  PBTRACE_CMD_GET_MACHINES);
+		if (!hdr)
+			break;
+		if (put_endpoint_machine(skb, v)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = id;
+	}
+	kfree(v);
+	return skb->len;
+}
+
+/* The names table by index; a load meanwhile marks the dump interrupted. */
+static int pbt_nl_names_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct pbt_name_view v;
+	void *hdr;
+	u64 gen;
+
+	for (; pbt_names_get(cb->args[0], &v, &gen); cb->args[0]++) {
+		cb->seq = (u32)gen;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &pbt_family, NLM_F_MULTI,
+				  PBTRACE_CMD_GET_NAMES);
+		if (!hdr)
+			break;
+		genl_dump_check_consistent(cb, hdr);
+		if (nla_put_string(skb, PBTRACE_A_MACHINE_NAME, v.name) ||
+		    nla_put_u32(skb, PBTRACE_A_NAME_FLAGS, v.flags) ||
+		    (!(v.flags & PBTRACE_NAME_KEYED) &&
+		     nla_put_u32(skb, PBTRACE_A_NAME_CID, v.cid)) ||
+		    (v.line && nla_put_u32(skb, PBTRACE_A_NAME_LINE, v.line))) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	return skb->len;
+}
+
+/* One PBTRACE_A_NAME of a LOAD_NAMES request into @e (pointing into it). */
+static int parse_name(struct nlattr *attr, struct pbt_name_entry *e,
+		      struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[PBTRACE_A_MAX + 1];
+	int ret;
+
+	if (nla_type(attr) != PBTRACE_A_NAME) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "names must hold only PBTRACE_A_NAME nests");
+		return -EINVAL;
+	}
+	ret = nla_parse_nested(tb, PBTRACE_A_MAX, attr, name_policy, extack);
+	if (ret)
+		return ret;
+	if (NL_REQ_ATTR_CHECK(extack, attr, tb, PBTRACE_A_MACHINE_NAME)) {
+		NL_SET_ERR_MSG(extack, "a names entry needs PBTRACE_A_MACHINE_NAME");
+		return -EINVAL;
+	}
+	e->name = nla_data(tb[PBTRACE_A_MACHINE_NAME]);
+	e->has_cid = tb[PBTRACE_A_NAME_CID];
+	if (e->has_cid)
+		e->cid = nla_get_u32(tb[PBTRACE_A_NAME_CID]);
+	if (tb[PBTRACE_A_NAME_KEY]) {
+		e->key = nla_data(tb[PBTRACE_A_NAME_KEY]);
+		e->key_len = nla_len(tb[PBTRACE_A_NAME_KEY]);
+	}
+	if (tb[PBTRACE_A_NAME_LINE])
+		e->line = nla_get_u32(tb[PBTRACE_A_NAME_LINE]);
+	return 0;
+}
+
+/* The request's keys, once the table has its copies: not left in the skb. */
+static void zero_keys(struct pbt_name_entry *e, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (e[i].key)
+			memzero_explicit((void *)e[i].key, e[i].key_len);
+}
+
+static int put_load_reply(struct genl_info *info,
+			  const struct pbt_names_result *res, bool commit)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	void *hdr;
+
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &pbt_family, 0,
+				PBTRACE_CMD_LOAD_NAMES);
+	if (!hdr || nla_put_u32(msg, PBTRACE_A_LOAD_ID, res->id) ||
+	    (commit && (nla_put_u32(msg, PBTRACE_A_NAMES_COUNT, res->count) ||
+			nla_put_u32(msg, PBTRACE_A_NAMES_EVICTED, res->evicted)))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* LOAD_NAMES: a piece of a new names table, maybe its last (commit). */
+static int pbt_nl_load_names(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *names = info->attrs[PBTRACE_A_NAMES], *attr;
+	bool commit = nla_get_flag(info->attrs[PBTRACE_A_LOAD_COMMIT]);
+	struct pbt_names_result res = {};
+	struct pbt_name_entry *e = NULL;
+	u32 n = 0, cap = 0;
+	int rem, ret = 0;
+
+	if (info->attrs[PBTRACE_A_LOAD_ID])
+		res.id = nla_get_u32(info->attrs[PBTRACE_A_LOAD_ID]);
+	if (names) {
+		nla_for_each_nested(attr, names, rem)
+			cap++;
+		e = kvcalloc(max(cap, 1u), sizeof(*e), GFP_KERNEL);
+		if (!e)
+			return -ENOMEM;
+		nla_for_each_nested(attr, names, rem) {
+			ret = parse_name(attr, &e[n], info->extack);
+			if (ret)
+				break;
+			n++;
+		}
+	}
+	if (!ret)
+		ret = pbt_names_load(info->snd_portid, e, n, commit, &res,
+				     info->extack);
+	else		/* a bad piece ends its load, as in pbt_names_load */
+		pbt_names_abort(info->snd_portid, res.id);
+	zero_keys(e, n);
+	kvfree(e);
+	return ret ? ret : put_load_reply(info, &res, commit);
+}
+
 static int pbt_nl_list_events_start(struct netlink_callback *cb)
 {
 	cb->args[0] = 0;	/* next event id */
@@ -1276,6 +1518,7 @@ static int pbt_netlink_event(struct notifier_block *nb, unsigned long event,
 	/* Notifier context: leave the allocation and multicast to a worker. */
 	if (gone)
 		schedule_work(&daemon_gone_work);
+	pbt_names_socket_closed(n->portid);
 	return NOTIFY_DONE;
 }
 
@@ -1315,11 +1558,27 @@ static const struct genl_ops pbt_ops[] = {
 		.dumpit = pbt_nl_get_session_dump,
 	}, {
 		.cmd = PBTRACE_CMD_GET_CPU_STATS,
-		.start = pbt_nl_cpu_stats_start,
+		.start = pbt_nl_session_dump_start,
 		.dumpit = pbt_nl_cpu_stats_dump,
 	}, {
 		.cmd = PBTRACE_CMD_GET_WATERMARK,
 		.doit = pbt_nl_get_watermark,
+	}, {
+		.cmd = PBTRACE_CMD_GET_SESSION_MACHINES,
+		.start = pbt_nl_session_dump_start,
+		.dumpit = pbt_nl_session_machines_dump,
+	}, {
+		.cmd = PBTRACE_CMD_GET_MACHINES,
+		.start = pbt_nl_endpoint_dump_start,
+		.dumpit = pbt_nl_machines_dump,
+	}, {
+		.cmd = PBTRACE_CMD_GET_NAMES,
+		.start = pbt_nl_endpoint_dump_start,
+		.dumpit = pbt_nl_names_dump,
+	}, {
+		.cmd = PBTRACE_CMD_LOAD_NAMES,
+		.doit = pbt_nl_load_names,
+		.internal_flags = PBT_ADMIN,
 	}, {
 		.cmd = PBTRACE_CMD_TRIGGER,
 		.doit = pbt_nl_trigger,

@@ -170,7 +170,6 @@ void pbt_session_detach(struct pbt_session *s, struct pbt_buffer *b);
  * note the change for the endpoint's connection threads: no guest socket
  * is ever touched with the session lock held.
  */
-#define PBT_REMOTE_MAX_MACHINES 32		/* machine ids 1..32 */
 #define PBT_REMOTE_DONE_NS (2ULL * NSEC_PER_SEC) /* a stop waits this long */
 
 struct pbt_remote;
@@ -187,11 +186,20 @@ int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
 		    u32 size, struct pbtrace_remote_read *rr);
 bool pbt_remote_readable(struct pbt_session *s, u32 buffer);
 bool pbt_remote_done(struct pbt_session *s, u32 buffer);
-bool pbt_remote_machine(struct pbt_session *s, u32 machine_id, char *name,
-			size_t name_len, struct pbtrace_machine_stats *st);
+/* "cid 4294967294", "tcp 255.255.255.255 key": who a machine is */
+#define PBT_PEER_MAX 32
+/* One relayed machine's part in a session, for GET_SESSION_MACHINES. */
+struct pbt_machine_view {
+	char name[PBTRACE_NAME_MAX + 1];	/* HELLO names are up to 64 */
+	char peer[PBT_PEER_MAX];
+	struct pbtrace_machine_stats st;
+};
+
+bool pbt_remote_machine_next(struct pbt_session *s, u32 *id,
+			     struct pbt_machine_view *v);
 /* The endpoint's side, one connection thread per machine. */
-void pbt_remote_bind(struct pbt_session *s, u32 buffer, u32 machine_id,
-		     const char *name, u32 num_cpus);
+int pbt_remote_bind(struct pbt_session *s, u32 buffer, u32 machine_id,
+		    const char *name, const char *peer, u32 num_cpus);
 void pbt_remote_unbind(struct pbt_session *s, u32 buffer, u32 machine_id,
 		       bool lost);
 void pbt_remote_chunk(struct pbt_session *s, u32 buffer, u32 machine_id,
@@ -211,6 +219,8 @@ void pbt_remote_stopped(struct pbt_session *s, u32 machine_id,
  */
 u32 pbt_remote_changes(void);
 void pbt_remote_online(u32 machine_id, bool online);
+/* Does a live session hold machine @machine_id (it recorded into one)? */
+bool pbt_remote_held(u32 machine_id);
 
 /*
  * buffer.c

@@ -7,12 +7,18 @@
  * that is full refuses the record (counted), so a guest faster than the
  * reader costs the host a fixed amount of memory, never its own tracing.
  *
- * Per (session, machine) counters live here too, so GET_SESSION reports a
- * machine that recorded into the session after it went away.
+ * Per (session, machine) counters live here too, one allocation per
+ * machine that recorded into the session (a session may see thousands),
+ * so GET_SESSION_MACHINES reports a machine after it went away. And which
+ * machine ids a live session still holds: the endpoint keeps those ids'
+ * slots (kmod/relay/machines.c), since a file that already has an id must
+ * not see it again as another machine.
  *
  * Locking: r->lock (a mutex: the producers and the reader both sleep) nests
  * inside pbt_sessions_lock and never the other way round; the endpoint
- * calls in here without holding any lock of its own.
+ * calls in here without holding any lock of its own, except
+ * pbt_remote_held(), which it calls under its ep_lock: ids_lock is
+ * innermost.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -20,6 +26,7 @@
 #include <linux/timer.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <linux/xarray.h>
 
 #include "pbtrace.h"
 #include "compat.h"
@@ -41,8 +48,8 @@ struct remote_queue {
 };
 
 struct remote_machine {
-	bool used;
 	char name[PBTRACE_NAME_MAX + 1];
+	char peer[PBT_PEER_MAX];
 	u64 gap_start;			/* BOOTTIME it disconnected, or 0 */
 	s64 offset_min, offset_max;
 	struct pbtrace_machine_stats st;
@@ -56,7 +63,7 @@ struct pbt_remote {
 	u32 flush_gen;
 	struct timer_list done_timer;	/* wakes readers once waiting is over */
 	struct remote_queue q[PBTRACE_MAX_BUFFERS];
-	struct remote_machine m[PBT_REMOTE_MAX_MACHINES];
+	struct xarray machines;		/* id -> struct remote_machine */
 };
 
 static bool has_name(const struct pbt_buffer_params *bp, const char *name)
@@ -99,6 +106,7 @@ struct pbt_remote *pbt_remote_create(struct pbt_session *s)
 	if (!r)
 		return NULL;
 	mutex_init(&r->lock);
+	xa_init(&r->machines);
 	r->s = s;
 	timer_setup(&r->done_timer, done_timer_fn, 0);
 	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
@@ -121,9 +129,60 @@ void pbt_remote_resize(struct pbt_remote *r)
 	mutex_unlock(&r->lock);
 }
 
+/*
+ * Connection threads (kmod/relay/) poll this generation for session changes
+ * that concern them, and report here which machines are online: remote.c
+ * never calls into kmod/relay/.
+ */
+static atomic_t changes = ATOMIC_INIT(0);
+
+/*
+ * Per machine id, whether the endpoint has it online and how many live
+ * sessions hold it: xa_mk_value(holds << 1 | online), no entry for 0.
+ * A mutex, not the xarray's spinlock: the store may allocate.
+ */
+static DEFINE_MUTEX(ids_lock);
+static DEFINE_XARRAY(ids);
+
+static bool id_valid(u32 machine_id)
+{
+	return machine_id && machine_id <= PBTRACE_MAX_MACHINE_ID;
+}
+
+static unsigned long id_state(u32 machine_id)
+{
+	void *e = xa_load(&ids, machine_id);
+
+	return e ? xa_to_value(e) : 0;
+}
+
+/*
+ * @holds added to the id's, @online (0, 1) set unless negative. Only a
+ * new entry allocates, so only that can fail (-ENOMEM).
+ */
+static int id_change(u32 machine_id, int holds, int online)
+{
+	unsigned long v;
+	int ret = 0;
+
+	mutex_lock(&ids_lock);
+	v = id_state(machine_id) + ((unsigned long)(long)holds << 1);
+	if (online >= 0)
+		v = (v & ~1UL) | online;
+	if (v)
+		ret = xa_err(xa_store(&ids, machine_id, xa_mk_value(v),
+				      GFP_KERNEL));
+	else
+		xa_erase(&ids, machine_id);
+	mutex_unlock(&ids_lock);
+	return ret;
+}
+
 void pbt_remote_destroy(struct pbt_remote *r)
 {
+	struct remote_machine *m;
 	struct remote_rec *rec, *tmp;
+	unsigned long id;
 	unsigned int i;
 
 	if (!r)
@@ -133,16 +192,13 @@ void pbt_remote_destroy(struct pbt_remote *r)
 		list_for_each_entry_safe(rec, tmp, &r->q[i].recs, node)
 			kvfree(rec);
 	}
+	xa_for_each(&r->machines, id, m) {
+		id_change(id, -1, -1);
+		kfree(m);
+	}
+	xa_destroy(&r->machines);
 	kfree(r);
 }
-
-/*
- * Connection threads (kmod/relay/) poll this generation for session changes
- * that concern them, and report here which machines are online: remote.c
- * never calls into kmod/relay/.
- */
-static atomic_t changes = ATOMIC_INIT(0);
-static DECLARE_BITMAP(online, PBT_REMOTE_MAX_MACHINES);
 
 u32 pbt_remote_changes(void)
 {
@@ -156,18 +212,28 @@ static void kick(void)
 
 void pbt_remote_online(u32 machine_id, bool is_online)
 {
-	if (!machine_id || machine_id > PBT_REMOTE_MAX_MACHINES)
-		return;
-	if (is_online)
-		set_bit(machine_id - 1, online);
-	else
-		clear_bit(machine_id - 1, online);
+	if (id_valid(machine_id))
+		id_change(machine_id, 0, is_online);
 }
 
 static bool machine_online(u32 machine_id)
 {
-	return machine_id && machine_id <= PBT_REMOTE_MAX_MACHINES &&
-	       test_bit(machine_id - 1, online);
+	bool on;
+
+	mutex_lock(&ids_lock);
+	on = id_state(machine_id) & 1;
+	mutex_unlock(&ids_lock);
+	return on;
+}
+
+bool pbt_remote_held(u32 machine_id)
+{
+	bool held;
+
+	mutex_lock(&ids_lock);
+	held = id_state(machine_id) >> 1;
+	mutex_unlock(&ids_lock);
+	return held;
 }
 
 void pbt_remote_start(struct pbt_remote *r)
@@ -204,11 +270,14 @@ u32 pbt_remote_flush_gen(struct pbt_remote *r)
 	return READ_ONCE(r->flush_gen);
 }
 
+/*
+ * The machine's part in the session, NULL if it has none. An entry stays
+ * until the session is freed, so looking it up needs no lock; its fields
+ * are r->lock's.
+ */
 static struct remote_machine *machine(struct pbt_remote *r, u32 machine_id)
 {
-	if (!machine_id || machine_id > PBT_REMOTE_MAX_MACHINES)
-		return NULL;
-	return &r->m[machine_id - 1];
+	return id_valid(machine_id) ? xa_load(&r->machines, machine_id) : NULL;
 }
 
 /* Stopped, and every bound machine is done or had its time. */
@@ -290,48 +359,76 @@ int pbt_remote_read(struct pbt_session *s, u32 buffer, void __user *ubuf,
 	return ret;
 }
 
-bool pbt_remote_machine(struct pbt_session *s, u32 machine_id, char *name,
-			size_t name_len, struct pbtrace_machine_stats *st)
+/* The first machine of @s with an id above *@id, into *@v; false: none. */
+bool pbt_remote_machine_next(struct pbt_session *s, u32 *id,
+			     struct pbt_machine_view *v)
 {
 	struct pbt_remote *r = s->remote;
-	struct remote_machine *m = machine(r, machine_id);
+	struct remote_machine *m;
+	unsigned long index = *id;
 	u64 end;
 
-	if (!m)
-		return false;
 	mutex_lock(&r->lock);
-	if (!m->used) {
+	m = xa_find_after(&r->machines, &index, PBTRACE_MAX_MACHINE_ID,
+			  XA_PRESENT);
+	if (!m) {
 		mutex_unlock(&r->lock);
 		return false;
 	}
-	strscpy(name, m->name, name_len);
-	*st = m->st;
+	strscpy(v->name, m->name, sizeof(v->name));
+	strscpy(v->peer, m->peer, sizeof(v->peer));
+	v->st = m->st;
 	if (m->gap_start) {
 		end = r->stopped ? r->stop_ns : ktime_get_boottime_ns();
 		if (end > m->gap_start)
-			st->gap_ns += end - m->gap_start;
+			v->st.gap_ns += end - m->gap_start;
 	}
 	mutex_unlock(&r->lock);
-	st->connected = machine_online(machine_id);
+	*id = index;
+	v->st.connected = machine_online(index);
 	return true;
 }
 
 /*
- * A machine starts recording for buffer @buffer. A machine back after a
- * disconnect closes its gap.
+ * A machine starts recording for buffer @buffer: the session holds its id
+ * from now on (-ENOMEM if it cannot). A machine back after a disconnect
+ * closes its gap.
  */
-void pbt_remote_bind(struct pbt_session *s, u32 buffer, u32 machine_id,
-		     const char *name, u32 num_cpus)
+int pbt_remote_bind(struct pbt_session *s, u32 buffer, u32 machine_id,
+		    const char *name, const char *peer, u32 num_cpus)
 {
 	struct pbt_remote *r = s->remote;
-	struct remote_machine *m = machine(r, machine_id);
+	struct remote_machine *m;
 	u64 now = ktime_get_boottime_ns();
 
-	if (!m || buffer >= PBTRACE_MAX_BUFFERS)
-		return;
-	mutex_lock(&r->lock);
-	m->used = true;
+	if (!id_valid(machine_id) || buffer >= PBTRACE_MAX_BUFFERS)
+		return -EINVAL;
+	/*
+	 * Its first time here: allocated before the lock, so a reader of the
+	 * queue never waits on it. Only the machine's own connection binds
+	 * it, so nobody adds the same id meanwhile.
+	 */
+	m = machine(r, machine_id);
+	if (!m) {
+		m = kzalloc(sizeof(*m), GFP_KERNEL);
+		if (!m)
+			return -ENOMEM;
+		if (id_change(machine_id, 1, -1)) {
+			kfree(m);
+			return -ENOMEM;
+		}
+		mutex_lock(&r->lock);
+		if (xa_err(xa_store(&r->machines, machine_id, m, GFP_KERNEL))) {
+			mutex_unlock(&r->lock);
+			id_change(machine_id, -1, -1);
+			kfree(m);
+			return -ENOMEM;
+		}
+	} else {
+		mutex_lock(&r->lock);
+	}
 	strscpy(m->name, name, sizeof(m->name));
+	strscpy(m->peer, peer, sizeof(m->peer));
 	m->st.machine_id = machine_id;
 	m->st.buffer = buffer;
 	m->st.num_cpus = num_cpus;
@@ -341,6 +438,7 @@ void pbt_remote_bind(struct pbt_session *s, u32 buffer, u32 machine_id,
 	}
 	r->q[buffer].pending++;
 	mutex_unlock(&r->lock);
+	return 0;
 }
 
 /*

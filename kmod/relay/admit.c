@@ -21,10 +21,10 @@
 #include "endpoint.h"
 
 static char *endpoint;
-module_param(endpoint, charp, 0444);
+module_param(endpoint, charp, 0400);
 MODULE_PARM_DESC(endpoint, "accept guest relays on vsock:PORT and/or tcp:[ADDR:]PORT, comma-separated");
 static char *endpoint_cids;
-module_param(endpoint_cids, charp, 0444);
+module_param(endpoint_cids, charp, 0400);
 MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separated (default: any)");
 
 DEFINE_MUTEX(ep_lock);			/* ep_conns, the machine table */
@@ -242,11 +242,10 @@ static int ep_listen(const char *spec)
 		return -EINVAL;
 	}
 	l->tcp = a.family == AF_INET;
-	if (l->tcp && !pbt_have_key() && !ep_have_keys()) {
-		pr_err("pbtrace: endpoint: %s: TCP needs relay_key=HEX or endpoint_keys=NAME:HEX, the keys its relays have\n",
-		       spec);
-		return -EINVAL;
-	}
+	/* Keys may come later, from the names table (tracectl machines load). */
+	if (l->tcp && !pbt_have_key() && !ep_names_count())
+		pr_info("pbtrace: endpoint: %s: no key yet: every relay is refused until relay_key or the names table gives it one\n",
+			spec);
 	ret = pbt_sock_open(&a, &l->sock);
 	if (ret)
 		return ret;
@@ -300,21 +299,20 @@ int pbt_endpoint_init(void)
 	size_t n;
 	int ret;
 
-	if (!endpoint || !*endpoint)
-		return 0;
+	/* The names table is there without an endpoint too: loads just work. */
+	ret = ep_names_init();
+	if (ret || !endpoint || !*endpoint)
+		goto out;
 	if (endpoint_ping_ms < 100 || endpoint_ping_ms > 10000) {
 		pr_err("pbtrace: endpoint_ping_ms=%u: want 100..10000 (a relay silent for %u s is dropped)\n",
 		       endpoint_ping_ms, EP_IDLE_SECS);
-		return -EINVAL;
+		ret = -EINVAL;
+		goto out;
 	}
 	ret = pbt_key_init();
 	if (!ret)
 		ret = ep_parse_cids();
-	if (!ret)
-		ret = ep_machines_init();
-	if (ret)
-		return ret;
-	for (p = endpoint; *p; p += n + !!p[n]) {
+	for (p = endpoint; !ret && *p; p += n + !!p[n]) {
 		n = strcspn(p, ",");
 		if (n >= sizeof(spec)) {
 			ret = -EINVAL;
@@ -323,9 +321,8 @@ int pbt_endpoint_init(void)
 		memcpy(spec, p, n);
 		spec[n] = 0;
 		ret = ep_listen(spec);
-		if (ret)
-			break;
 	}
+out:
 	if (ret)
 		pbt_endpoint_exit();
 	return ret;

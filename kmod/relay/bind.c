@@ -23,6 +23,16 @@
 #include "pbtrace_fields.h"
 #include "core/relay_packets.h"
 
+/*
+ * A machine's sequence ids, PBTRACE_SEQ_ID_REMOTE_BASE + id *
+ * PBTRACE_MAX_CPUS_REMOTE + cpu, fit a u32 for every id the table gives
+ * (machines.c: 1..PBTRACE_MAX_MACHINE_ID) and every CPU a HELLO may have.
+ */
+static_assert((u64)PBTRACE_SEQ_ID_REMOTE_BASE +
+	      ((u64)PBTRACE_MAX_MACHINE_ID + 1) * PBTRACE_MAX_CPUS_REMOTE - 1 ==
+	      U32_MAX);
+static_assert(FRAME_NR_CPUS_MAX <= PBTRACE_MAX_CPUS_REMOTE);
+
 /* "group/name,group/name": event names, not ids, cross the wire. */
 static u32 ep_events(char *out, u64 events)
 {
@@ -174,7 +184,12 @@ static int ep_bind(struct ep_conn *c, struct pbt_session *s, u32 buffer)
 	c->stopped_rcvd = false;
 	c->rounds = 0;
 	c->synced = false;
-	pbt_remote_bind(s, buffer, m->id, m->ident.name, m->ident.num_cpus);
+	if (pbt_remote_bind(s, buffer, m->id, m->ident.name, m->peer_str,
+			    m->ident.num_cpus)) {
+		c->s = NULL;
+		pbt_session_put(s);
+		return -ENOMEM;
+	}
 	pr_info("pbtrace: endpoint: machine %u \"%s\" records for session %u buffer %u\n",
 		m->id, m->ident.name, s->id, buffer);
 	ep_system_info(c);
@@ -215,6 +230,11 @@ int ep_sync(struct ep_conn *c)
 	u32 gen, buffer;
 	int ret;
 
+	if (ep_machine_evicted(c)) {
+		pr_info_ratelimited("pbtrace: endpoint: %s: the names table took its machine's name or key, closing\n",
+				    c->who);
+		return -ECONNABORTED;
+	}
 	if (!c->authed)			/* looks again once it is */
 		return 0;
 	c->gen = pbt_remote_changes();
@@ -246,7 +266,8 @@ int ep_sync(struct ep_conn *c)
 bool ep_sync_due(struct ep_conn *c)
 {
 	return c->gen != pbt_remote_changes() || (c->s && c->stop_sent) ||
-	       (c->late && time_after(jiffies, c->late_end));
+	       (c->late && time_after(jiffies, c->late_end)) ||
+	       ep_machine_evicted(c);
 }
 
 /*

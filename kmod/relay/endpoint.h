@@ -8,18 +8,22 @@
  *   hello.c     HELLO and AUTH: who the relay is, and its machine
  *   bind.c      the session a machine records for: CONTROL, CHUNK, STOPPED
  *   clock.c     PING and PONG: ping rounds, the clock offset's window
- *   machines.c  the machine table, names and keys
+ *   machines.c  the machine table: who each relay is, ids, names
+ *   names.c     the names table: names and keys the host gives its
+ *               guests (module parameters, and loaded at run time)
  *   send.c      one frame out on a connection
  *   stats.c     endpoint_stats
  *
- * ep_lock guards the connection list (admit.c) and the machine table
- * (machines.c); a connection's own fields belong to its thread.
+ * ep_lock guards the connection list (admit.c), the machine table
+ * (machines.c) and the names table (names.c); a connection's own fields
+ * belong to its thread.
  */
 #ifndef _PBTRACE_ENDPOINT_H
 #define _PBTRACE_ENDPOINT_H
 
 #include <linux/types.h>
 #include <linux/list.h>
+#include <linux/hashtable.h>
 #include <linux/mutex.h>
 #include <linux/atomic.h>
 
@@ -30,7 +34,6 @@
 #define EP_MAX_CONNS	16
 #define EP_MAX_PER_PEER	4	/* per vsock CID or TCP source address */
 #define EP_HELLO_SECS	10	/* HELLO (and AUTH) done by then, or closed */
-#define EP_MAX_MACHINES	PBT_REMOTE_MAX_MACHINES
 #define EP_IDLE_SECS	30	/* above the longest ping period */
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
 #define EP_LISTENERS	2
@@ -41,11 +44,17 @@
 #define EP_LATE_JIFFIES	(10 * HZ)	/* then what it still sends is counted */
 #define EP_SCRATCH	PBTRACE_REMOTE_READ_MIN	/* one stamped record */
 #define EP_PEER_MACHINES 8		/* machine slots one peer may hold */
-#define EP_MAX_NAMED	16		/* endpoint_machines, endpoint_keys */
+/*
+ * endpoint_max_machines' default: every guest of a 1,024-guest host may
+ * hold its EP_PEER_MACHINES slots (its boots a live session still holds).
+ */
+#define EP_MAX_MACHINES	(1024 * EP_PEER_MACHINES)
+#define EP_FORGET_SECS	3600		/* endpoint_forget_secs' default */
 /* Who a machine belongs to: the kind of peer, then its CID, IPv4 or key. */
 #define EP_PEER_CID(cid)	(1ULL << 32 | (cid))
 #define EP_PEER_ADDR(ip)	(2ULL << 32 | (ip))
-#define EP_PEER_KEY(i)		(3ULL << 32 | (i))
+#define EP_PEER_KEY(serial)	(3ULL << 32 | (serial))
+#define EP_PEER_KIND(peer)	((peer) >> 32)
 
 /* What a HELLO says, kept until the relay has proved itself (TCP). */
 struct ep_identity {
@@ -58,13 +67,24 @@ struct ep_identity {
 	u64 ram_bytes;
 };
 
+/* One machine of the table, allocated when its peer first needs it. */
 struct ep_machine {
-	u32 id;				/* 0: free slot */
+	u32 id;
 	bool online;
-	u64 peer;			/* EP_PEER_x: whose it is */
+	bool tcp;
+	bool evict;			/* the names table took its name: close */
+	u32 flags;			/* PBTRACE_EPM_* */
+	u64 peer;			/* EP_PEER_x: whose it is; 0 once retired */
+	char peer_str[PBT_PEER_MAX];	/* "cid 5", "tcp 10.0.2.2 key" */
+	struct hlist_node by_peer;	/* ep_peers, unless retired */
+	struct hlist_node by_name;	/* ep_online_names while online */
+	struct list_head offline;	/* ep_offline while offline, oldest first */
 	u64 last_seen;			/* jiffies64 it went offline */
 	u8 hint[FRAME_HINT_LEN];
-	struct ep_identity ident;	/* its relay's last admitted HELLO */
+	char claimed[FRAME_STR_MAX + 1]; /* the name its HELLO says */
+	struct ep_identity ident;	/* its relay's last admitted HELLO, with
+					 * the name it has here
+					 */
 	u32 cid;
 	u32 connects;
 	u64 pings;
@@ -81,8 +101,15 @@ struct ep_conn {
 	char who[48];			/* "cid 3" or "10.0.2.2:40000" */
 	u32 cid;
 	u32 addr;			/* TCP: the peer's IPv4, host order */
-	u64 peer;			/* EP_PEER_x, from ep_identify() */
-	const struct pbt_key *key;	/* TCP: the key its AUTH must prove */
+	/* Who it is, from ep_identify() at HELLO. */
+	u64 peer;			/* EP_PEER_x */
+	char peer_str[PBT_PEER_MAX];
+	u64 names_gen;			/* the names table it was identified by */
+	bool pinned;			/* its name is the names table's */
+	bool own_key;			/* TCP: the names table's key for it */
+	/* TCP: the key its AUTH must prove; a copy, zeroed at the end. */
+	struct pbt_key key;
+	char claimed[FRAME_STR_MAX + 1]; /* the name its HELLO says */
 	u8 hint[FRAME_HINT_LEN];	/* TCP: HELLO's, until AUTH */
 	struct pbt_tags tags;		/* TCP: from AUTH on */
 	struct ep_machine *m;		/* vsock: at HELLO; TCP: at AUTH */
@@ -137,6 +164,7 @@ struct ep_counters {
 	atomic_t cid_refused, identity_refused, peer_full;
 	atomic_t controls, stopped, chunks_unbound, packets_dropped;
 	atomic_t peer_limit, handshake_timeout, send_timeout;
+	atomic_t renamed, evicted, forgotten, names_loaded;
 	atomic_t bad[FRAME_E_NR];
 };
 
@@ -152,10 +180,29 @@ u32 ep_machine_peek(struct ep_conn *c);
 int ep_machine_reserve(struct ep_conn *c, const u8 *hint);
 void ep_machine_commit(struct ep_conn *c);
 void ep_machine_release(struct ep_conn *c);
-int ep_machines_show(char *buf, int n);
-bool ep_have_keys(void);
-int ep_machines_init(void);
+bool ep_machine_evicted(const struct ep_conn *c);
+u32 ep_machines_recheck(void);
+void ep_machines_count(u32 *all, u32 *online);
 void ep_machines_exit(void);
+
+/* names.c: under ep_lock */
+enum ep_name_kind { EP_NAME_CID, EP_NAME_KEY };
+
+struct ep_name {
+	char name[PBTRACE_NAME_MAX];
+	u32 cid;			/* EP_NAME_CID */
+	u32 serial;			/* EP_NAME_KEY: its peer, EP_PEER_KEY() */
+	u32 line;			/* of the file it came from; 0: a parameter */
+	enum ep_name_kind kind;
+	struct pbt_key key;		/* EP_NAME_KEY */
+};
+
+extern u64 ep_names_gen;		/* bumped by every change */
+const struct ep_name *ep_name_find(const char *name);
+const struct ep_name *ep_cid_find(u32 cid);
+u32 ep_names_count(void);
+int ep_names_init(void);		/* endpoint_machines, endpoint_keys */
+void ep_names_exit(void);
 
 /* send.c */
 int ep_send(struct ep_conn *c, struct frame *f);

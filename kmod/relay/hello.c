@@ -41,7 +41,7 @@ int ep_hello(struct ep_conn *c, const struct frame_hello *h,
 		memcpy(c->relay_nonce, h->nonce, FRAME_NONCE_LEN);
 		get_random_bytes(c->host_nonce, FRAME_NONCE_LEN);
 		memcpy(f.welcome.nonce, c->host_nonce, FRAME_NONCE_LEN);
-		ret = pbt_proof_host(c->key, c->relay_nonce, c->host_nonce,
+		ret = pbt_proof_host(&c->key, c->relay_nonce, c->host_nonce,
 				     f.welcome.mac);
 		if (ret)
 			return ret;
@@ -63,20 +63,20 @@ int ep_auth(struct ep_conn *c, const struct frame_auth *a)
 	u8 mac[FRAME_MAC_LEN];
 	int ret;
 
-	ret = pbt_proof_relay(c->key, c->host_nonce, c->relay_nonce, c->hello,
+	ret = pbt_proof_relay(&c->key, c->host_nonce, c->relay_nonce, c->hello,
 			      c->hello_len, mac);
 	if (ret)
 		return ret;
 	if (crypto_memneq(mac, a->mac, FRAME_MAC_LEN)) {
 		atomic_inc(&ep_stats.auth_failed);
 		pr_info_ratelimited("pbtrace: endpoint: %s (\"%s\") failed the key check (%s), closing\n",
-				    c->who, c->id.name,
-				    c->key == pbt_shared_key() ? "relay_key" :
-				    "its endpoint_keys entry");
+				    c->who, c->claimed,
+				    c->own_key ? "its key in the names table" :
+				    "relay_key");
 		return -EACCES;
 	}
 	/* From here on every frame, either way, is tagged. */
-	ret = pbt_tags_init(&c->tags, c->key, c->host_nonce, c->relay_nonce,
+	ret = pbt_tags_init(&c->tags, &c->key, c->host_nonce, c->relay_nonce,
 			    a->mac, true);
 	if (!ret)
 		ret = ep_machine_reserve(c, c->hint);

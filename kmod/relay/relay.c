@@ -30,13 +30,13 @@
 #include "relay_conn.h"
 
 static char *relay;
-module_param(relay, charp, 0444);
+module_param(relay, charp, 0400);
 MODULE_PARM_DESC(relay, "stream to a host endpoint: vsock:CID:PORT or tcp:ADDR:PORT");
 static char *relay_name;
-module_param(relay_name, charp, 0444);
+module_param(relay_name, charp, 0400);
 MODULE_PARM_DESC(relay_name, "machine name sent to the host (default: utsname sysname)");
 static char *relay_hint;
-module_param(relay_hint, charp, 0444);
+module_param(relay_hint, charp, 0400);
 MODULE_PARM_DESC(relay_hint, "machine-id hint, 32 hex digits (default: the boot_id)");
 
 struct relay_counters rst;

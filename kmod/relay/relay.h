@@ -15,6 +15,8 @@
 #include <linux/in.h>
 #include <linux/vm_sockets.h>
 
+#include "pbtrace.h"
+
 struct socket;
 struct frame_parser;
 struct frame;
@@ -93,5 +95,51 @@ int pbt_relay_init(void);
 void pbt_relay_exit(void);
 int pbt_endpoint_init(void);
 void pbt_endpoint_exit(void);
+
+/*
+ * What netlink.c asks of the endpoint (kmod/relay/machines.c, names.c):
+ * its machine table (PBTRACE_CMD_GET_MACHINES) and its names table
+ * (PBTRACE_CMD_GET_NAMES, PBTRACE_CMD_LOAD_NAMES). Keys go in, never out.
+ */
+#define PBT_HELLO_STR	65	/* a HELLO string and its NUL */
+
+struct pbt_endpoint_machine_view {
+	struct pbtrace_endpoint_machine m;
+	char name[PBT_HELLO_STR];	/* the one it has here */
+	char claimed[PBT_HELLO_STR];	/* its HELLO's */
+	char peer[PBT_PEER_MAX];
+	char sysname[PBT_HELLO_STR], release[PBT_HELLO_STR];
+	char arch[PBT_HELLO_STR];
+};
+
+/* The machine with the lowest id above *@id, into @v; false: none. */
+bool pbt_endpoint_machine_next(u32 *id, struct pbt_endpoint_machine_view *v);
+
+struct pbt_name_entry {
+	const char *name;
+	bool has_cid;
+	u32 cid;
+	const u8 *key;			/* NULL: a CID's name */
+	u32 key_len;
+	u32 line;			/* 0: its place in the load */
+};
+
+struct pbt_names_result {
+	u32 id;				/* in: the load, 0 to begin one; out */
+	u32 count, evicted;		/* after a commit */
+};
+
+struct pbt_name_view {
+	char name[PBTRACE_NAME_MAX];
+	u32 cid, flags, line;		/* flags: PBTRACE_NAME_* */
+};
+
+struct netlink_ext_ack;
+int pbt_names_load(u32 portid, const struct pbt_name_entry *e, u32 n,
+		   bool commit, struct pbt_names_result *res,
+		   struct netlink_ext_ack *extack);
+void pbt_names_abort(u32 portid, u32 id);
+void pbt_names_socket_closed(u32 portid);
+bool pbt_names_get(u32 i, struct pbt_name_view *v, u64 *gen);
 
 #endif /* _PBTRACE_RELAY_H */

@@ -139,7 +139,7 @@ session_all() {
 		grep -qx "echoed=$ROUNDS" "$W/echo.out"
 	# Let the guest's last sealed chunks and a ping round reach the host.
 	sleep 1.5
-	tctl status >"$W/status.txt" 2>&1
+	tctl status -M >"$W/status.txt" 2>&1
 	sed 's/^/# status: /' "$W/status.txt"
 	check "tracectl status: guest2 connected, in session 1" \
 		grep -Eq "machine guest2 \(id [0-9]+\): connected" "$W/status.txt"
@@ -165,7 +165,7 @@ session_host() {
 	check "session 2 (machine_name_filter \"host\") starts" test $? = 0 ||
 		sed 's/^/# /' "$W/start2.out"
 	sleep 3
-	tctl status >"$W/status2.txt" 2>&1
+	tctl status -M >"$W/status2.txt" 2>&1
 	sed 's/^/# status: /' "$W/status2.txt"
 	check "tracectl status: session 2 has no relayed machine" \
 		eval '! grep -q "machine guest2" "$W/status2.txt"'
@@ -187,9 +187,9 @@ guest1() {
 	check "traced starts" start_traced || sed 's/^/# traced: /' "$W/traced.log"
 	check "told guest 2 the endpoint is up" "$NET" tell $GUEST_IP $P_READY 60 ready
 	check "guest2 connected: the endpoint's machine table has it" \
-		wait_for 600 eval 'grep -q "^machine [0-9]* name=guest2 " "$P/endpoint_stats"' ||
+		wait_for 600 eval 'ep_machines | grep -q "^machine [0-9]* name=guest2 "' ||
 		finish
-	grep '^machine ' "$P/endpoint_stats" | sed 's/^/# /'
+	ep_machines | sed 's/^/# /'
 	write_configs
 	session_all || finish
 	check "told guest 2 session 1 is written" "$NET" tell $GUEST_IP $P_BETWEEN 30 between

@@ -280,7 +280,11 @@ FIXTURE_SETUP(pbt)
 
 FIXTURE_TEARDOWN(pbt)
 {
+	uint32_t count, evicted;
+
 	destroy_all(self->nl);
+	/* The names table's loaded part, empty again for the next test. */
+	pbt_nl_load_names(self->nl, NULL, 0, 0, &count, &evicted);
 	pbt_nl_close(self->nl);
 	close(self->raw.fd);
 	free(self->m);
@@ -1963,6 +1967,429 @@ TEST_F(pbt, unprivileged_cannot_join_sessions_group)
 	ASSERT_EQ(0, ret);
 	/* CAP_PERFMON is not enough either: the group reports admin changes. */
 	ASSERT_EQ(0, with_only_cap(true, CAP_PERFMON, join_sessions_group));
+}
+
+
+/* ---- the names table: LOAD_NAMES, GET_NAMES, GET_MACHINES ---- */
+
+struct name_ent {
+	const char *name;
+	bool has_cid;
+	uint32_t cid;
+	const void *key;
+	size_t key_len;
+	uint32_t line;
+};
+
+/* A LOAD_NAMES body: the load @id (0: begin), its entries, maybe commit. */
+static size_t load_body(struct raw_msg *m, uint32_t id, bool commit,
+			const struct name_ent *e, size_t n)
+{
+	struct nlattr *names, *one;
+	size_t off = 0, i;
+
+	if (id)
+		put_u32(m, &off, PBTRACE_A_LOAD_ID, id);
+	if (commit)
+		put_attr(m, &off, PBTRACE_A_LOAD_COMMIT, NULL, 0);
+	if (!n)
+		return off;
+	names = nest_begin(m, &off, NLA_F_NESTED | PBTRACE_A_NAMES);
+	for (i = 0; i < n; i++) {
+		one = nest_begin(m, &off, NLA_F_NESTED | PBTRACE_A_NAME);
+		if (e[i].name)
+			put_str(m, &off, PBTRACE_A_MACHINE_NAME, e[i].name);
+		if (e[i].has_cid)
+			put_u32(m, &off, PBTRACE_A_NAME_CID, e[i].cid);
+		if (e[i].key)
+			put_attr(m, &off, PBTRACE_A_NAME_KEY, e[i].key, e[i].key_len);
+		if (e[i].line)
+			put_u32(m, &off, PBTRACE_A_NAME_LINE, e[i].line);
+		nest_end(m, off, one);
+	}
+	nest_end(m, off, names);
+	return off;
+}
+
+/* The reply's u32 attribute @type (LOAD_ID, NAMES_COUNT ...), or 0. */
+static uint32_t reply_u32(int type)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)raw_reply_buf;
+	struct nlattr *a;
+	int rem;
+
+	if (!raw_reply_len)
+		return 0;
+	a = (struct nlattr *)((char *)NLMSG_DATA(nlh) + GENL_HDRLEN);
+	rem = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+	for (; rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem;
+	     rem -= NLA_ALIGN(a->nla_len),
+	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+		if (a->nla_type == type && a->nla_len == NLA_HDRLEN + 4)
+			return *(uint32_t *)((char *)a + NLA_HDRLEN);
+	return 0;
+}
+
+/*
+ * A dump by hand: every byte of its messages into @out (up to @cap), the
+ * number of messages in *@msgs. 0, or the kernel's errno.
+ */
+static int raw_dump(struct raw *r, struct raw_msg *m, int cmd, size_t off,
+		    unsigned char *out, size_t cap, size_t *len, int *msgs)
+{
+	static unsigned char buf[1 << 16];
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct nlmsghdr *nlh;
+	ssize_t got;
+
+	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN + off;
+	m->nlh.nlmsg_type = r->family;
+	m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	m->nlh.nlmsg_seq = ++r->seq;
+	m->g.cmd = cmd;
+	m->g.version = PBTRACE_GENL_VERSION;
+	*len = 0;
+	*msgs = 0;
+	if (sendto(r->fd, m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&kernel,
+		   sizeof(kernel)) < 0)
+		return -errno;
+	for (;;) {
+		got = recv(r->fd, buf, sizeof(buf), 0);
+		if (got < 0)
+			return -errno;
+		for (nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, got);
+		     nlh = NLMSG_NEXT(nlh, got)) {
+			if (nlh->nlmsg_seq != r->seq)
+				continue;
+			if (nlh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(nlh))->error;
+			if (*len + nlh->nlmsg_len <= cap) {
+				memcpy(out + *len, nlh, nlh->nlmsg_len);
+				*len += nlh->nlmsg_len;
+			}
+			(*msgs)++;
+		}
+	}
+}
+
+static const uint8_t key_a[32] = { 0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6,
+				   0xa7, 0xa8, 0xa9, 0xaa, 0xab, 0xac, 0xad,
+				   0xae, 0xaf, 0xb0, 0xb1, 0xb2, 0xb3, 0xb4,
+				   0xb5, 0xb6, 0xb7, 0xb8, 0xb9, 0xba, 0xbb,
+				   0xbc, 0xbd, 0xbe, 0xbf };
+
+/* Each bad entry, alone in a committed load: its errno and its message. */
+TEST_F(pbt, names_bad_entries_refused)
+{
+	static const char long_name[] = "0123456789012345678901234567890123456789012345678901234567890123";
+	static const struct {
+		struct name_ent e;
+		int err;
+		const char *msg;	/* NULL: the policy's own */
+	} cases[] = {
+		{ { .has_cid = true, .cid = 5 }, -EINVAL, "needs PBTRACE_A_MACHINE_NAME" },
+		{ { .name = "a", .has_cid = true, .cid = 5, .key = key_a, .key_len = 32, .line = 4 },
+		  -EINVAL, "line 4: a needs a CID or a key, not both" },
+		{ { .name = "a", .line = 2 }, -EINVAL, "line 2: a needs a CID or a key" },
+		/* A length out of the policy's range: the policy's errno. */
+		{ { .name = "a", .key = key_a, .key_len = 15 }, -ERANGE, NULL },
+		{ { .name = "a", .key = key_a, .key_len = 65 }, -ERANGE, NULL },
+		{ { .name = "web@1", .has_cid = true, .cid = 5, .line = 9 },
+		  -EINVAL, "line 9: a name is 1 to 63 printable characters" },
+		{ { .name = "a b", .has_cid = true, .cid = 5, .line = 1 }, -EINVAL, "line 1: a name is" },
+		{ { .name = "host", .has_cid = true, .cid = 5, .line = 1 }, -EINVAL, "line 1: a name is" },
+		{ { .name = "*", .has_cid = true, .cid = 5, .line = 1 }, -EINVAL, "line 1: a name is" },
+		{ { .name = "", .has_cid = true, .cid = 5, .line = 1 }, -EINVAL, "line 1: a name is" },
+		{ { .name = long_name, .has_cid = true, .cid = 5 }, -EINVAL, NULL },
+		{ { .name = "any", .has_cid = true, .cid = 0xffffffffu, .line = 3 },
+		  -EINVAL, "line 3: CID 4294967295 means any CID" },
+	};
+	struct pbt_name_info *v;
+	size_t i, off, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		off = load_body(self->m, 0, true, &cases[i].e, 1);
+		ASSERT_EQ(cases[i].err, raw_send(&self->raw, self->m,
+						 PBTRACE_CMD_LOAD_NAMES, off)) TH_LOG("case %zu", i);
+		ASSERT_NE('\0', self->raw.extack[0]) TH_LOG("case %zu: no message", i);
+		if (cases[i].msg)
+			ASSERT_NE(NULL, strstr(self->raw.extack, cases[i].msg))
+				TH_LOG("case %zu: extack: %s", i, self->raw.extack);
+	}
+	ASSERT_EQ(0, pbt_nl_list_names(self->nl, &v, &n));
+	ASSERT_EQ(0, n) TH_LOG("a refused entry made it into the table");
+	free(v);
+}
+
+/* Malformed messages around the entries. */
+TEST_F(pbt, names_malformed_refused)
+{
+	struct nlattr *names, *one;
+	size_t off = 0;
+
+	/* A nest without NLA_F_NESTED. */
+	names = nest_begin(self->m, &off, PBTRACE_A_NAMES);
+	nest_end(self->m, off, names);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	/* Something else inside the list. */
+	off = 0;
+	names = nest_begin(self->m, &off, NLA_F_NESTED | PBTRACE_A_NAMES);
+	one = nest_begin(self->m, &off, NLA_F_NESTED | PBTRACE_A_BUFFER);
+	put_str(self->m, &off, PBTRACE_A_MACHINE_NAME, "a");
+	nest_end(self->m, off, one);
+	nest_end(self->m, off, names);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "only PBTRACE_A_NAME nests"))
+		TH_LOG("extack: %s", self->raw.extack);
+	/* An attribute an entry does not have. */
+	off = 0;
+	names = nest_begin(self->m, &off, NLA_F_NESTED | PBTRACE_A_NAMES);
+	one = nest_begin(self->m, &off, NLA_F_NESTED | PBTRACE_A_NAME);
+	put_str(self->m, &off, PBTRACE_A_MACHINE_NAME, "a");
+	put_u32(self->m, &off, PBTRACE_A_NAME_CID, 5);
+	put_u32(self->m, &off, PBTRACE_A_SESSION_ID, 1);
+	nest_end(self->m, off, one);
+	nest_end(self->m, off, names);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	/* A name without its NUL. */
+	off = 0;
+	names = nest_begin(self->m, &off, NLA_F_NESTED | PBTRACE_A_NAMES);
+	one = nest_begin(self->m, &off, NLA_F_NESTED | PBTRACE_A_NAME);
+	put_attr(self->m, &off, PBTRACE_A_MACHINE_NAME, "ab", 2);
+	put_u32(self->m, &off, PBTRACE_A_NAME_CID, 5);
+	nest_end(self->m, off, one);
+	nest_end(self->m, off, names);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	/* A load that does not exist. */
+	off = load_body(self->m, 12345, true, NULL, 0);
+	ASSERT_EQ(-ESTALE, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "this load is gone"))
+		TH_LOG("extack: %s", self->raw.extack);
+}
+
+/* Duplicates are found at the commit, named by their lines. */
+TEST_F(pbt, names_twice_refused_with_lines)
+{
+	struct name_ent two_names[] = {
+		{ .name = "a", .has_cid = true, .cid = 5, .line = 3 },
+		{ .name = "a", .key = key_a, .key_len = 32, .line = 8 },
+	}, two_cids[] = {
+		{ .name = "a", .has_cid = true, .cid = 5, .line = 3 },
+		{ .name = "b", .has_cid = true, .cid = 5, .line = 8 },
+	};
+	size_t off;
+
+	off = load_body(self->m, 0, true, two_names, 2);
+	ASSERT_EQ(-EEXIST, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "line 8: a is named twice (line 3 too)"))
+		TH_LOG("extack: %s", self->raw.extack);
+	off = load_body(self->m, 0, true, two_cids, 2);
+	ASSERT_EQ(-EEXIST, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "line 8: CID 5 is a's already (line 3)"))
+		TH_LOG("extack: %s", self->raw.extack);
+}
+
+/*
+ * Pieces: nothing shows until the commit, then all of it, sorted, with
+ * lines and flags; no dump ever carries a key's bytes.
+ */
+TEST_F(pbt, names_pieces_commit_whole)
+{
+	struct name_ent p1[] = {
+		{ .name = "web2", .key = key_a, .key_len = 32, .line = 2 },
+		{ .name = "web1", .has_cid = true, .cid = 5, .line = 1 },
+	}, p2[] = { { .name = "db1", .has_cid = true, .cid = 6, .line = 3 } };
+	static unsigned char dump[1 << 16];
+	struct pbt_name_info *v;
+	uint32_t id;
+	size_t off, n, len, i;
+	int msgs;
+
+	off = load_body(self->m, 0, false, p1, 2);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	id = reply_u32(PBTRACE_A_LOAD_ID);
+	ASSERT_NE(0, id);
+	ASSERT_EQ(0, pbt_nl_list_names(self->nl, &v, &n));
+	ASSERT_EQ(0, n) TH_LOG("a piece showed before its commit");
+	free(v);
+	off = load_body(self->m, id, false, p2, 1);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_EQ(id, reply_u32(PBTRACE_A_LOAD_ID));
+	off = load_body(self->m, id, true, NULL, 0);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_EQ(3, reply_u32(PBTRACE_A_NAMES_COUNT));
+	ASSERT_EQ(0, pbt_nl_list_names(self->nl, &v, &n));
+	ASSERT_EQ(3, n);
+	EXPECT_STREQ("db1", v[0].name);
+	EXPECT_EQ(6, v[0].cid);
+	EXPECT_EQ(3, v[0].line);
+	EXPECT_STREQ("web1", v[1].name);
+	EXPECT_EQ(5, v[1].cid);
+	EXPECT_STREQ("web2", v[2].name);
+	EXPECT_EQ(PBTRACE_NAME_KEYED, v[2].flags);
+	EXPECT_EQ(2, v[2].line);
+	free(v);
+	/* The same, raw: no key byte sequence anywhere in the dump. */
+	ASSERT_EQ(0, raw_dump(&self->raw, self->m, PBTRACE_CMD_GET_NAMES, 0,
+			      dump, sizeof(dump), &len, &msgs));
+	ASSERT_EQ(3, msgs);
+	for (i = 0; i + 8 <= len; i++)
+		ASSERT_NE(0, memcmp(dump + i, key_a + 4, 8)) TH_LOG("key bytes at %zu", i);
+	/* The commit ended it. */
+	off = load_body(self->m, id, true, NULL, 0);
+	ASSERT_EQ(-ESTALE, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+}
+
+/* A piece that fails ends its load: its commit finds nothing, the table stays. */
+TEST_F(pbt, names_failed_piece_changes_nothing)
+{
+	struct name_ent a[] = { { .name = "a", .has_cid = true, .cid = 5 } },
+		good[] = { { .name = "b", .has_cid = true, .cid = 6 } },
+		bad[] = { { .name = "c@", .has_cid = true, .cid = 7, .line = 2 } };
+	struct pbt_name_info *v;
+	uint32_t id;
+	size_t off, n;
+
+	off = load_body(self->m, 0, true, a, 1);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	off = load_body(self->m, 0, false, good, 1);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	id = reply_u32(PBTRACE_A_LOAD_ID);
+	off = load_body(self->m, id, false, bad, 1);
+	ASSERT_EQ(-EINVAL, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	off = load_body(self->m, id, true, NULL, 0);
+	ASSERT_EQ(-ESTALE, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_EQ(0, pbt_nl_list_names(self->nl, &v, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("a", v[0].name);
+	free(v);
+}
+
+/* Another socket's begin takes over; a load is its own socket's. */
+TEST_F(pbt, names_load_is_one_sockets)
+{
+	struct name_ent a[] = { { .name = "a", .has_cid = true, .cid = 5 } };
+	struct raw other;
+	uint32_t id, id2;
+	size_t off;
+
+	ASSERT_EQ(0, raw_open(&other));
+	other.family = self->raw.family;
+	off = load_body(self->m, 0, false, a, 1);
+	ASSERT_EQ(0, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	id = reply_u32(PBTRACE_A_LOAD_ID);
+	off = load_body(self->m, id, true, NULL, 0);
+	ASSERT_EQ(-ESTALE, raw_send(&other, self->m, PBTRACE_CMD_LOAD_NAMES, off))
+		TH_LOG("another socket committed our load");
+	off = load_body(self->m, 0, false, a, 1);
+	ASSERT_EQ(0, raw_send(&other, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	id2 = reply_u32(PBTRACE_A_LOAD_ID);
+	ASSERT_NE(id, id2);
+	off = load_body(self->m, id, true, NULL, 0);
+	ASSERT_EQ(-ESTALE, raw_send(&self->raw, self->m, PBTRACE_CMD_LOAD_NAMES, off));
+	ASSERT_NE(NULL, strstr(self->raw.extack, "another began"))
+		TH_LOG("extack: %s", self->raw.extack);
+	close(other.fd);
+}
+
+/* More than PBTRACE_MAX_NAMES, in pieces: E2BIG, and nothing changed. */
+TEST_F(pbt, names_at_most_max)
+{
+	struct pbt_name_spec *e = calloc(PBTRACE_MAX_NAMES + 1, sizeof(*e));
+	struct pbt_name_info *v;
+	uint32_t count, evicted;
+	size_t i, n;
+
+	ASSERT_NE(NULL, e);
+	for (i = 0; i <= PBTRACE_MAX_NAMES; i++) {
+		snprintf(e[i].name, sizeof(e[i].name), "g%zu", i);
+		e[i].cid = (uint32_t)i + 3;
+		e[i].line = (uint32_t)i + 1;
+	}
+	ASSERT_EQ(0, pbt_nl_load_names(self->nl, e, PBTRACE_MAX_NAMES, 0, &count, &evicted));
+	ASSERT_EQ(PBTRACE_MAX_NAMES, count);
+	ASSERT_EQ(0, pbt_nl_list_names(self->nl, &v, &n));
+	ASSERT_EQ(PBTRACE_MAX_NAMES, n);
+	free(v);
+	ASSERT_EQ(-E2BIG, pbt_nl_load_names(self->nl, e, PBTRACE_MAX_NAMES + 1, 0,
+					    &count, &evicted));
+	ASSERT_NE(NULL, strstr(pbt_nl_error(self->nl), "16384"));
+	ASSERT_EQ(0, pbt_nl_list_names(self->nl, &v, &n));
+	ASSERT_EQ(PBTRACE_MAX_NAMES, n);
+	free(v);
+	free(e);
+}
+
+/* GET_SESSION_MACHINES wants a live session; one without machines has none. */
+TEST_F(pbt, session_machines_dump)
+{
+	static unsigned char dump[4096];
+	struct pbt_session_info si = { 0 };
+	struct pbt_session_spec s;
+	uint32_t id;
+	size_t off = 0, len;
+	int msgs;
+
+	ASSERT_EQ(-EINVAL, raw_send_flags(&self->raw, self->m,
+					  PBTRACE_CMD_GET_SESSION_MACHINES, 0,
+					  NLM_F_DUMP));
+	put_u32(self->m, &off, PBTRACE_A_SESSION_ID, 999999);
+	ASSERT_EQ(-ENOENT, raw_send_flags(&self->raw, self->m,
+					  PBTRACE_CMD_GET_SESSION_MACHINES, off,
+					  NLM_F_DUMP));
+	spec_one(&s, "nomachines", "sched/sched_switch");
+	ASSERT_EQ(0, pbt_nl_new_session(self->nl, &s, &id));
+	off = 0;
+	put_u32(self->m, &off, PBTRACE_A_SESSION_ID, id);
+	ASSERT_EQ(0, raw_dump(&self->raw, self->m, PBTRACE_CMD_GET_SESSION_MACHINES,
+			      off, dump, sizeof(dump), &len, &msgs));
+	ASSERT_EQ(0, msgs);
+	si.id = id;
+	ASSERT_EQ(0, pbt_nl_get_session_machines(self->nl, &si));
+	ASSERT_EQ(0, si.nr_machines);
+}
+
+static int names_as_other(void)
+{
+	struct pbt_endpoint_machine_info *m;
+	struct pbt_name_spec e = { .name = "x", .cid = 9 };
+	struct pbt_name_info *v;
+	uint32_t count, evicted;
+	char err[256];
+	struct pbt_nl *nl = pbt_nl_open(err, sizeof(err));
+	size_t n;
+
+	if (!nl)
+		return 10;
+	if (pbt_nl_load_names(nl, &e, 1, 0, &count, &evicted) != -EPERM)
+		return 11;
+	if (!strstr(pbt_nl_error(nl), "CAP_SYS_ADMIN"))
+		return 12;
+	if (pbt_nl_list_names(nl, &v, &n) != -EPERM)
+		return 13;
+	if (pbt_nl_list_machines(nl, &m, &n) != -EPERM)
+		return 14;
+	pbt_nl_close(nl);
+	return 0;
+}
+
+/* Guests' names and keys are root's: nobody, and CAP_PERFMON alone, are refused. */
+TEST_F(pbt, names_and_machines_root_only)
+{
+	struct pbt_name_spec e = { .name = "kept", .cid = 8 };
+	struct pbt_name_info *v;
+	uint32_t count, evicted;
+	size_t n;
+
+	ASSERT_EQ(0, pbt_nl_load_names(self->nl, &e, 1, 0, &count, &evicted));
+	ASSERT_EQ(0, as_nobody(names_as_other));
+	ASSERT_EQ(0, with_only_cap(true, CAP_PERFMON, names_as_other));
+	ASSERT_EQ(0, pbt_nl_list_names(self->nl, &v, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("kept", v[0].name);
+	free(v);
 }
 
 TEST_HARNESS_MAIN

@@ -110,6 +110,7 @@ static unsigned int nr_ids;
 static volatile bool stop_dev;
 
 static uint32_t newest_id;	/* the last NEW_SESSION's: likely not started */
+static uint32_t load_id;	/* the last LOAD_NAMES reply's: a load going on */
 
 static void add_id(uint32_t id)
 {
@@ -291,6 +292,56 @@ static void gen_machines(struct msg *m)
 	nest_end(m, at);
 }
 
+/*
+ * A names entry (LOAD_NAMES): mostly a CID's or a key's, sometimes both,
+ * neither, a bad name, a key of a wrong length, the CID meaning any.
+ */
+static void gen_name_entry(struct msg *m)
+{
+	static const char *const bad[] = { "a@b", "host", "*", "", "a b", "a,b" };
+	struct rng *r = m->r;
+	uint8_t key[PBTRACE_NAME_KEY_MAX + 8];
+	size_t at = nest_begin(m, PBTRACE_A_NAME), len, i;
+	unsigned int k = below(r, 100);
+	char name[80];
+
+	if (k < 85) {
+		snprintf(name, sizeof(name), "fz%u", below(r, 40));
+		put_str(m, PBTRACE_A_MACHINE_NAME, name);
+	} else if (k < 95) {
+		put_str(m, PBTRACE_A_MACHINE_NAME, bad[below(r, 6)]);
+	} else if (k < 97) {
+		memset(name, 'n', sizeof(name));
+		name[PBTRACE_NAME_MAX - 1 + (k & 1)] = '\0';
+		put_str(m, PBTRACE_A_MACHINE_NAME, name);
+	}
+	k = below(r, 100);
+	if (k < 55 || k >= 95)
+		put_u32(m, PBTRACE_A_NAME_CID, chance(r, 97) ? 3 + below(r, 60) :
+			0xffffffffu);
+	if (k >= 55 && k < 98) {
+		len = chance(r, 90) ? 16 + below(r, PBTRACE_NAME_KEY_MAX - 15) :
+		      below(r, sizeof(key));
+		for (i = 0; i < len; i++)
+			key[i] = (uint8_t)rnd(r);
+		put(m, PBTRACE_A_NAME_KEY, key, len);
+	}
+	if (chance(r, 70))
+		put_u32(m, PBTRACE_A_NAME_LINE, 1 + below(r, 100));
+	nest_end(m, at);
+}
+
+static void gen_names(struct msg *m)
+{
+	unsigned int i, n = chance(m->r, 90) ? 1 + below(m->r, 4) :
+			    below(m->r, 300);
+	size_t at = nest_begin(m, PBTRACE_A_NAMES);
+
+	for (i = 0; i < n; i++)
+		gen_name_entry(m);
+	nest_end(m, at);
+}
+
 static void gen_events(struct msg *m)
 {
 	unsigned int i, n = chance(m->r, 95) ? 1 + below(m->r, 4) :
@@ -410,7 +461,9 @@ static uint8_t pick_cmd(struct rng *r)
 		{ PBTRACE_CMD_GET_SESSION, 12 }, { PBTRACE_CMD_TRIGGER, 3 },
 		{ PBTRACE_CMD_LIST_EVENTS, 3 }, { PBTRACE_CMD_REGISTER_DAEMON, 3 },
 		{ PBTRACE_CMD_GET_STATUS, 3 }, { PBTRACE_CMD_DAEMON_GONE, 1 },
-		{ PBTRACE_CMD_UNSPEC, 1 },
+		{ PBTRACE_CMD_UNSPEC, 1 }, { PBTRACE_CMD_LOAD_NAMES, 6 },
+		{ PBTRACE_CMD_GET_NAMES, 2 }, { PBTRACE_CMD_GET_MACHINES, 2 },
+		{ PBTRACE_CMD_GET_SESSION_MACHINES, 3 },
 	};
 	unsigned int i, total = 0, k;
 
@@ -457,6 +510,23 @@ static bool gen_body(struct msg *m, uint8_t cmd)
 		return false;
 	case PBTRACE_CMD_LIST_EVENTS:
 		return chance(r, 95);
+	case PBTRACE_CMD_GET_SESSION_MACHINES:
+		if (chance(r, 95))
+			put_u32(m, PBTRACE_A_SESSION_ID, pick_id(r));
+		return chance(r, 95);
+	case PBTRACE_CMD_GET_NAMES:
+	case PBTRACE_CMD_GET_MACHINES:
+		return chance(r, 95);
+	case PBTRACE_CMD_LOAD_NAMES:
+		/* Mostly a load of one piece; else the last load's next. */
+		if (chance(r, 40))
+			put_u32(m, PBTRACE_A_LOAD_ID, chance(r, 90) ? load_id :
+				(uint32_t)rnd(r));
+		if (chance(r, 60))
+			put(m, PBTRACE_A_LOAD_COMMIT, NULL, 0);
+		if (chance(r, 90))
+			gen_names(m);
+		return false;
 	default:	/* no attributes wanted: a harmless one, or any */
 		if (chance(r, 30))
 			put_u32(m, PBTRACE_A_SESSION_ID, pick_id(r));
@@ -549,6 +619,9 @@ static void note_reply(struct nlmsghdr *nlh)
 		     g->cmd == PBTRACE_CMD_GET_SESSION) &&
 		    a->nla_type == PBTRACE_A_SESSION_ID && a->nla_len == NLA_HDRLEN + 4)
 			add_id(*(uint32_t *)((char *)a + NLA_HDRLEN));
+		if (g->cmd == PBTRACE_CMD_LOAD_NAMES &&
+		    a->nla_type == PBTRACE_A_LOAD_ID && a->nla_len == NLA_HDRLEN + 4)
+			load_id = *(uint32_t *)((char *)a + NLA_HDRLEN);
 		if (g->cmd == PBTRACE_CMD_NEW_SESSION &&
 		    a->nla_type == PBTRACE_A_SESSION_ID && a->nla_len == NLA_HDRLEN + 4) {
 			pthread_mutex_lock(&ids_lock);
@@ -985,7 +1058,8 @@ static const char *cmd_name(int c)
 		"UNSPEC", "NEW_SESSION", "START_SESSION", "STOP_SESSION",
 		"FLUSH_SESSION", "DESTROY_SESSION", "GET_SESSION", "TRIGGER",
 		"LIST_EVENTS", "REGISTER_DAEMON", "DAEMON_GONE", "GET_STATUS",
-		"SET_SESSION",
+		"SET_SESSION", "GET_CPU_STATS", "GET_SESSION_MACHINES",
+		"GET_MACHINES", "GET_NAMES", "LOAD_NAMES",
 	};
 
 	return c < (int)(sizeof(names) / sizeof(names[0])) ? names[c] : NULL;
@@ -1135,6 +1209,30 @@ static int cleanup(struct nl_state *st)
 	return -1;
 }
 
+/* An empty names table again (one committed load of nothing); 0 if so. */
+static int clear_names(struct nl_state *st)
+{
+	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+	struct msg *m = st->m;
+	uint8_t cmd = PBTRACE_CMD_LOAD_NAMES;
+
+	m->off = 0;
+	m->mut = 0;
+	put(m, PBTRACE_A_LOAD_COMMIT, NULL, 0);
+	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN + m->off;
+	m->nlh.nlmsg_type = family;
+	m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	m->nlh.nlmsg_seq = ++st->seq[0];
+	m->g.cmd = cmd;
+	m->g.version = PBTRACE_GENL_VERSION;
+	memset(cmds, 0, sizeof(cmds));
+	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k,
+		   sizeof(k)) < 0)
+		return -1;
+	read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], false);
+	return cmds[cmd].ok == 1 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	static struct nl_state st;
@@ -1200,6 +1298,7 @@ int main(int argc, char **argv)
 	if (new_nr)
 		return new_session(&st, new_kb, new_nr) ? 1 : 0;
 	if (do_cleanup) {
+		printf("names_cleared %d\n", clear_names(&st) == 0);
 		i = cleanup(&st);
 		printf("sessions_left %d\n", i);
 		return i == 0 ? 0 : 1;

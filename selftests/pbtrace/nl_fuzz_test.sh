@@ -79,7 +79,8 @@ else
 	not_ok "too few requests accepted: ${V[ok]} of ${V[sent]} (a fuzzer that only gets errors tests nothing)"
 fi
 for c in NEW_SESSION SET_SESSION START_SESSION STOP_SESSION FLUSH_SESSION \
-	DESTROY_SESSION GET_SESSION TRIGGER LIST_EVENTS REGISTER_DAEMON GET_STATUS; do
+	DESTROY_SESSION GET_SESSION TRIGGER LIST_EVENTS REGISTER_DAEMON GET_STATUS \
+	LOAD_NAMES GET_NAMES GET_MACHINES GET_SESSION_MACHINES; do
 	l=${V[cmd.$c]:-}
 	a=$(field "$l" ok) e=$(field "$l" err)
 	if ((a > 0 && e > 0)); then
@@ -123,6 +124,7 @@ sed 's/^/# /' "$out"
 load "$out"
 check "every session destroyed (${V[sessions_found]:-?} found): a fresh dump lists ${V[sessions_left]:-?}" \
 	test $rc = 0
+check "the names table the fuzzer loaded emptied again" test "${V[names_cleared]:-}" = 1
 
 # -- the same without privileges --
 # As nobody (uid 65534, in no group) nothing may change: one session made
@@ -138,11 +140,11 @@ load "$out"
 check "fuzzer as nobody ran (seed ${V[seed]:-?}, ${V[sent]:-?} requests)" test $rc = 0
 changed=""
 for c in NEW_SESSION SET_SESSION START_SESSION STOP_SESSION FLUSH_SESSION \
-	DESTROY_SESSION TRIGGER REGISTER_DAEMON; do
+	DESTROY_SESSION TRIGGER REGISTER_DAEMON LOAD_NAMES GET_NAMES GET_MACHINES; do
 	a=$(field "${V[cmd.$c]:-}" ok)
 	((a == 0)) || changed="$changed $c:$a"
 done
-check "as nobody no command that changes state was accepted${changed:+ (accepted:$changed)}" \
+check "as nobody no command that changes state (or shows guests' names) was accepted${changed:+ (accepted:$changed)}" \
 	test -z "$changed"
 a=$(field "${V[dev.open]:-}" ok)
 check "as nobody /dev/pbtrace never opened ($a times)" test "$a" = 0

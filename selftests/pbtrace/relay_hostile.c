@@ -70,6 +70,7 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
+#include "genl.h"
 #include "relay_wire.h"
 #include "tap.h"
 
@@ -193,23 +194,40 @@ static size_t hello_hint(uint8_t *b, const char *name, const char *hex)
 	return n;
 }
 
-/* The pings= of the machine named @name in endpoint_stats, or -1. */
+/*
+ * The endpoint's machine named @name (its last, by id): from the machine
+ * table, PBTRACE_CMD_GET_MACHINES. 0 if found.
+ */
+static int machine_named(const char *name, struct pbtrace_endpoint_machine *m)
+{
+	struct pbt_endpoint_machine_info *v;
+	char err[256];
+	struct pbt_nl *nl = pbt_nl_open(err, sizeof(err));
+	size_t n = 0, i;
+	int found = -1;
+
+	if (!nl || pbt_nl_list_machines(nl, &v, &n)) {
+		fprintf(stderr, "relay_hostile: the machine table: %s\n",
+			nl ? pbt_nl_error(nl) : err);
+		pbt_nl_close(nl);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name)) {
+			*m = v[i].m;
+			found = 0;
+		}
+	free(v);
+	pbt_nl_close(nl);
+	return found;
+}
+
+/* The pings of the machine named @name, or -1. */
 static long machine_pings(const char *name)
 {
-	char line[512], want[80], *p;
-	long found = -1;
-	FILE *f = fopen(STATS, "r");
+	struct pbtrace_endpoint_machine m;
 
-	if (!f)
-		return -1;
-	snprintf(want, sizeof(want), " name=%s ", name);
-	while (fgets(line, sizeof(line), f)) {
-		p = strstr(line, " pings=");
-		if (strstr(line, want) && p)
-			found = strtol(p + 7, NULL, 10);
-	}
-	fclose(f);
-	return found;
+	return machine_named(name, &m) ? -1 : (long)m.pings;
 }
 
 /* PING (type 6): id, prev_id 0, zero clocks. */
@@ -821,23 +839,12 @@ static int is_closed(int fd)
 	return r == 0 || (r < 0 && errno != EAGAIN);
 }
 
-/* The online= of the machine named @name in endpoint_stats, or -1. */
+/* Whether the machine named @name is online, or -1 if there is none. */
 static int machine_online(const char *name)
 {
-	char line[512], want[80], *p;
-	int found = -1;
-	FILE *f = fopen(STATS, "r");
+	struct pbtrace_endpoint_machine m;
 
-	if (!f)
-		return -1;
-	snprintf(want, sizeof(want), " name=%s ", name);
-	while (fgets(line, sizeof(line), f)) {
-		p = strstr(line, " online=");
-		if (strstr(line, want) && p)
-			found = atoi(p + 8);
-	}
-	fclose(f);
-	return found;
+	return machine_named(name, &m) ? -1 : (int)m.online;
 }
 
 /*

@@ -51,6 +51,7 @@ join() { "$HOSTILE" join $PORT "$@" | sed -n 's/^welcome //p; s/^refused$/refuse
 tcpjoin() { "$HOSTILE" tcpjoin $TPORT "$@"; }
 finish() {
 	sed 's/^/# /' $P/endpoint_stats 2>/dev/null
+	ep_machines | sed 's/^/# /'
 	lsmod | grep -q '^pbtrace ' && rmmod pbtrace
 	dmesg | grep "pbtrace: endpoint" | tail -n 20 | sed 's/^/# dmesg: /'
 	echo "1..$N"
@@ -64,11 +65,11 @@ if ! insmod "$KO" endpoint=vsock:$PORT,tcp:$TPORT relay_key=$KEY0 \
 	not_ok "insmod endpoint=vsock:$PORT,tcp:$TPORT relay=vsock:1:$PORT"
 	finish
 fi
-check "the relay is machine 1" wait_for 100 grep -q "^machine 1 name=idguest " $P/endpoint_stats
+check "the relay is machine 1" wait_for 100 eval 'ep_machines | grep -q "^machine 1 name=idguest "'
 BOOT=$(tr -d '-' < /proc/sys/kernel/random/boot_id)
-grep "^machine 1 " $P/endpoint_stats | sed 's/^/# /'
+ep_machines | grep "^machine 1 " | sed 's/^/# /'
 check "the relay's default hint is the guest's boot_id ($BOOT)" \
-	grep -q "^machine 1 .* hint=$BOOT\( \|$\)" $P/endpoint_stats
+	eval 'ep_machines | grep -q "^machine 1 .* hint=$BOOT\( \|$\)"'
 
 ID1=$(join reboot "$(hint 1001)")
 ID2=$(join reboot "$(hint 1002)")
@@ -89,12 +90,12 @@ for i in $(seq 1 40); do
 	R=$(join "churn$i" "$(hint $((2000 + i)))")
 	[[ $R == refused ]] && echo "# churn$i refused"
 done
-CID1=$(grep -c "^machine .* cid=1 " $P/endpoint_stats)
+CID1=$(ep_machines | grep -c "^machine .* cid=1 ")
 check "40 connects with new hints and names from CID 1: none refused table_full ($(ep_stat table_full))" \
 	test "$(ep_stat table_full)" = 0
 check "CID 1 holds at most 8 machine slots ($CID1)" test "$CID1" -le 8
 check "the relay kept its machine through the churn" \
-	grep -q "^machine 1 name=idguest .* online=1 " $P/endpoint_stats
+	eval 'ep_machines | grep -q "^machine 1 name=idguest .* online=1 "'
 tcpjoin $KEY0 newpeer "$(hint 3000)" > /tmp/id.out
 check "then a new peer (TCP, right key) is admitted: $(tail -n1 /tmp/id.out)" grep -q "^welcome [1-9]" /tmp/id.out
 check "rmmod" rmmod pbtrace
@@ -104,12 +105,12 @@ if insmod "$KO" endpoint=vsock:$PORT endpoint_machines=1:mapped,3:web1 \
 	relay=vsock:1:$PORT relay_name=liar; then
 	ok "insmod endpoint_machines=1:mapped,3:web1"
 	check "CID 1 is \"mapped\" (the host's name), not the \"liar\" its HELLO says" \
-		wait_for 100 grep -q "^machine 1 name=mapped .* cid=1 .*online=1 " $P/endpoint_stats
+		wait_for 100 eval 'ep_machines | grep -q "^machine 1 name=mapped .* cid=1 .*online=1 "'
 	R=$(join other "$(hint 4001)")
 	check "a second machine from CID 1 while it is online: refused ($R)" test "$R" = refused
 	R=$(join web1 "$(hint 4002)")
 	check "CID 1 calling itself web1: still CID 1's machine \"mapped\", online, so refused ($R)" \
-		eval '[[ $R == refused ]] && ! grep -q " name=web1 " $P/endpoint_stats'
+		eval '[[ $R == refused ]] && ! ep_machines | grep -q " name=web1 "'
 else
 	not_ok "insmod endpoint_machines=1:mapped,3:web1"
 fi
@@ -122,7 +123,7 @@ if insmod "$KO" endpoint=vsock:$PORT endpoint_machines=3:web1 \
 	relay=vsock:1:$PORT relay_name=web1; then
 	check "CID 1 (not in the map) calling itself web1 (CID 3's): refused, counted identity_refused ($(ep_stat identity_refused))" \
 		wait_for 100 eval '[[ $(ep_stat identity_refused) -ge 1 ]]'
-	check "no machine named web1" eval '! grep -q " name=web1 " $P/endpoint_stats'
+	check "no machine named web1" eval '! ep_machines | grep -q " name=web1 "'
 	R=$(join db1 "$(hint 4003)")
 	check "CID 1 under another name (db1) is admitted ($R)" eval '[[ $R =~ ^[0-9]+$ ]]'
 else
@@ -137,7 +138,7 @@ if insmod "$KO" endpoint=tcp:$TPORT relay_key=$KEY0; then
 	SQ=$!
 	wait_for 50 grep -q welcome /tmp/squat.out
 	check "a peer without the key sent the victim's hint: no machine online for it" \
-		eval '! grep -q "online=1" $P/endpoint_stats'
+		eval '! ep_machines | grep -q "online=1"'
 	tcpjoin $KEY0 victim "$VICTIM" > /tmp/id.out
 	check "the real relay (right key, same hint) is admitted meanwhile: $(tail -n1 /tmp/id.out)" \
 		grep -q "^welcome [1-9]" /tmp/id.out

@@ -5,7 +5,8 @@
  * (PBTRACE_A_BUFFER_MACHINES), starts it, reads what the relays send with
  * PBTRACE_IOC_READ_REMOTE into a file, flushes it half way, stops it,
  * reads on until EOF, and
- * prints what GET_SESSION says about each machine. relay_remote_test.sh
+ * prints what GET_SESSION and GET_SESSION_MACHINES say about each
+ * machine. relay_remote_test.sh
  * decodes the file with protoc and Perfetto's schema and checks it against
  * these numbers.
  *
@@ -235,15 +236,14 @@ static int session_cmd(int cmd, uint32_t id)
 	return run(msg, NULL, NULL);
 }
 
-/* What GET_SESSION says: printed as it is parsed. */
+/* What GET_SESSION says: printed as it is parsed. No machine is in it. */
 static int print_session(struct nlattr **tb, void *arg)
 {
-	struct nlattr *b, *a, *m, *bt[PBTRACE_A_MAX + 1], *mt[PBTRACE_A_MAX + 1];
-	const struct pbtrace_machine_stats *st;
+	struct nlattr *b, *a, *bt[PBTRACE_A_MAX + 1];
 	int rem, rem2;
 
 	(void)arg;
-	if (!tb[PBTRACE_A_SESSION_BUFFERS] || !tb[PBTRACE_A_SESSION_MACHINES])
+	if (!tb[PBTRACE_A_SESSION_BUFFERS] || tb[PBTRACE_A_SESSION_MACHINES])
 		return -EBADMSG;
 	nla_for_each_nested(b, tb[PBTRACE_A_SESSION_BUFFERS], rem) {
 		if (nla_parse_nested(bt, PBTRACE_A_MAX, b, NULL))
@@ -254,13 +254,26 @@ static int print_session(struct nlattr **tb, void *arg)
 				printf(" %s", nla_get_string(a));
 		printf("\n");
 	}
+	return 0;
+}
+
+/* One GET_SESSION_MACHINES message: a line per machine. */
+static int print_machines(struct nlattr **tb, void *arg)
+{
+	struct nlattr *m, *mt[PBTRACE_A_MAX + 1];
+	const struct pbtrace_machine_stats *st;
+	int rem;
+
+	(void)arg;
+	if (!tb[PBTRACE_A_SESSION_MACHINES])
+		return -EBADMSG;
 	nla_for_each_nested(m, tb[PBTRACE_A_SESSION_MACHINES], rem) {
 		if (nla_parse_nested(mt, PBTRACE_A_MAX, m, NULL) ||
 		    !mt[PBTRACE_A_MACHINE_NAME] || !mt[PBTRACE_A_MACHINE_STATS] ||
 		    nla_len(mt[PBTRACE_A_MACHINE_STATS]) < (int)sizeof(*st))
 			return -EBADMSG;
 		st = nla_data(mt[PBTRACE_A_MACHINE_STATS]);
-		printf("machine name=%s id=%u connected=%u buffer=%u cpus=%u chunks=%llu bytes=%llu lost_relay=%llu dropped=%llu guest_written=%llu guest_lost=%llu disconnects=%llu gap_ns=%llu pings=%llu syncs=%llu rtt_ns=%llu offset_ns=%lld spread_ns=%llu\n",
+		printf("machine name=%s id=%u connected=%u buffer=%u cpus=%u chunks=%llu bytes=%llu lost_relay=%llu dropped=%llu guest_written=%llu guest_lost=%llu disconnects=%llu gap_ns=%llu pings=%llu syncs=%llu rtt_ns=%llu offset_ns=%lld spread_ns=%llu peer=%s\n",
 		       nla_get_string(mt[PBTRACE_A_MACHINE_NAME]),
 		       st->machine_id, st->connected, st->buffer, st->num_cpus,
 		       (unsigned long long)st->chunks,
@@ -275,7 +288,9 @@ static int print_session(struct nlattr **tb, void *arg)
 		       (unsigned long long)st->clock_syncs,
 		       (unsigned long long)st->rtt_ns,
 		       (long long)st->offset_ns,
-		       (unsigned long long)st->offset_spread_ns);
+		       (unsigned long long)st->offset_spread_ns,
+		       mt[PBTRACE_A_MACHINE_PEER] ?
+		       nla_get_string(mt[PBTRACE_A_MACHINE_PEER]) : "?");
 	}
 	return 0;
 }
@@ -318,6 +333,12 @@ static int get_session(uint32_t id)
 
 	nla_put_u32(msg, PBTRACE_A_SESSION_ID, id);
 	ret = run(msg, print_session, NULL);
+	if (ret)
+		return ret;
+	msg = request(PBTRACE_CMD_GET_SESSION_MACHINES);
+	nlmsg_hdr(msg)->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, id);
+	ret = run(msg, print_machines, NULL);
 	if (ret)
 		return ret;
 	msg = request(PBTRACE_CMD_GET_CPU_STATS);

@@ -58,3 +58,12 @@ says() {
 		sed 's/^/#   /' "$tmp/out"
 	fi
 }
+
+# ep_machines: the endpoint's machine table, "machines: N (...)" then a
+# "machine ID name=... online=... hint=..." line each (tracectl machines,
+# PBTRACE_CMD_GET_MACHINES: the table left endpoint_stats, one page).
+ep_machines() {
+	local top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	"${PBTRACE_USER_BUILD:-$top/user/build}/tracectl" machines 2>/dev/null
+}

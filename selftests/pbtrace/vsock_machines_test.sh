@@ -65,7 +65,7 @@ if ! insmod "$KO" endpoint=vsock:$PORT relay=vsock:1:$PORT relay_name=loopguest;
 	finish
 fi
 check "the relay connects to the endpoint over vsock loopback" \
-	wait_for 100 grep -q "^machine 1 " $P/endpoint_stats
+	wait_for 100 eval 'ep_machines | grep -q "^machine 1 "'
 # Guests' names, kernels and CIDs are root's to read (0400), and the
 # relay's too: an ordinary user is refused, root reads them.
 for f in endpoint_stats relay_stats; do
@@ -75,7 +75,7 @@ done
 
 $VG "$BIN/traced" 2> $W/traced.log &
 TRACED=$!
-wait_for 50 eval '"$BIN/tracectl" status 2>/dev/null | grep -q "traced: running"'
+wait_for 50 eval '"$BIN/tracectl" status -M 2>/dev/null | grep -q "traced: running"'
 
 cat > $W/all.pbtx <<EOF
 buffers { size_kb: 512 fill_policy: DISCARD }
@@ -101,14 +101,14 @@ check "tracectl start -c host.pbtx (machine_name_filter: host)" test $? -eq 0
 RECORD=$!
 # The relay's session appears on this machine too; it must stay the relay's.
 check "the relay runs its local session for the host" \
-	wait_for 50 eval '"$BIN/tracectl" status | grep -q "(relay: recorded for this machine'"'"'s host)"'
+	wait_for 50 eval '"$BIN/tracectl" status -M | grep -q "(relay: recorded for this machine'"'"'s host)"'
 "$BIN/tracectl" stop -n relay > $W/stop_relay.out 2>&1
 RC=$?
 check "tracectl stop -n relay refused: the host's session owns it (exit $RC)" \
 	eval '((RC != 0)) && grep -q "relay recording for its host" $W/stop_relay.out'
 check "tracectl status shows the machine connected, its chunks arriving" \
-	wait_for 50 eval '"$BIN/tracectl" status > $W/status.out 2>&1 &&
-		grep -q "machine loopguest (id [1-9][0-9]*): connected, buffer 0" $W/status.out &&
+	wait_for 50 eval '"$BIN/tracectl" status -M > $W/status.out 2>&1 &&
+		grep -q "machine loopguest (id [1-9][0-9]*): connected, cid 1, buffer 0" $W/status.out &&
 		grep -q "received [1-9][0-9]* chunks" $W/status.out'
 grep -A3 "machine loopguest" $W/status.out | sed 's/^/# /'
 wait $RECORD
@@ -193,14 +193,14 @@ if ! insmod "$KO" endpoint=tcp:$TPORT relay=tcp:127.0.0.1:$TPORT \
 	not_ok "insmod with a TCP endpoint and relay on loopback"
 	finish
 fi
-check "the TCP relay connects" wait_for 100 grep -q "^machine 1 " $P/endpoint_stats
+check "the TCP relay connects" wait_for 100 eval 'ep_machines | grep -q "^machine 1 "'
 $VG "$BIN/traced" 2> $W/traced2.log &
 TRACED=$!
-wait_for 50 eval '"$BIN/tracectl" status 2>/dev/null | grep -q "traced: running"'
+wait_for 50 eval '"$BIN/tracectl" status -M 2>/dev/null | grep -q "traced: running"'
 "$BIN/tracectl" start -n drop -A -e sched/sched_switch -b 512 --fill discard \
 	-o $W/drop.pftrace > /dev/null 2>> $W/start.out
 check "tracectl start -A with a TCP relay" test $? -eq 0
-wait_for 50 eval '"$BIN/tracectl" status | grep -q "machine tcpguest (id 1): connected"'
+wait_for 50 eval '"$BIN/tracectl" status -M | grep -q "machine tcpguest (id 1): connected"'
 sleep 1
 modprobe tcp_diag 2>/dev/null
 ss -tn state established "( dport = :$TPORT )" | sed 's/^/# ss: /'
@@ -214,12 +214,12 @@ fi
 ss -K -tn state established "( dport = :$TPORT )" 2>&1 | sed 's/^/# ss -K: /'
 if ((CUT)); then
 	check "ss -K cut the relay's connection" \
-		wait_for 50 eval '"$BIN/tracectl" status | grep -q "[1-9][0-9]* disconnects"'
+		wait_for 50 eval '"$BIN/tracectl" status -M | grep -q "[1-9][0-9]* disconnects"'
 else
 	ok "ss -K cut the relay's connection $NOCUT"
 fi
 sleep 2
-"$BIN/tracectl" status | grep -A3 "machine tcpguest" | sed 's/^/# /'
+"$BIN/tracectl" status -M | grep -A3 "machine tcpguest" | sed 's/^/# /'
 "$BIN/tracectl" stop -n drop --wait > /dev/null 2>> $W/start.out
 check "the session with a dropped machine ends and traced finishes the file" test $? -eq 0
 grep "machine 1 (tcpguest)" $W/traced2.log | sed 's/^/# traced: /'

@@ -80,6 +80,8 @@ static int nlerr_to_errno(int err)
 		return -EBUSY;
 	case NLE_NOACCESS:
 		return -EACCES;
+	case NLE_DUMP_INTR:
+		return -EINTR;
 	default:
 		return -EIO;
 	}
@@ -221,9 +223,21 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-/* Sends msg (consumed) and reads replies until the ACK or the dump's end. */
-static int run(struct pbt_nl *nl, struct nl_msg *msg,
-	       int (*parse)(struct nlattr **tb, void *arg), void *arg)
+/* The request's bytes, before they are freed: it held keys. */
+static void free_wiped(struct nl_msg *msg, bool wipe)
+{
+	if (wipe)
+		explicit_bzero(nlmsg_hdr(msg), nlmsg_hdr(msg)->nlmsg_len);
+	nlmsg_free(msg);
+}
+
+/*
+ * Sends msg (consumed, wiped first if @wipe) and reads replies until the
+ * ACK or the dump's end.
+ */
+static int run_wiped(struct pbt_nl *nl, struct nl_msg *msg,
+		     int (*parse)(struct nlattr **tb, void *arg), void *arg,
+		     bool wipe)
 {
 	struct request r = { .nl = nl, .parse = parse, .arg = arg };
 	struct nl_cb *cb;
@@ -232,7 +246,7 @@ static int run(struct pbt_nl *nl, struct nl_msg *msg,
 	nl->err[0] = '\0';
 	cb = nl_cb_alloc(NL_CB_DEFAULT);
 	if (!cb) {
-		nlmsg_free(msg);
+		free_wiped(msg, wipe);
 		set_err(nl, "out of memory");
 		return -ENOMEM;
 	}
@@ -242,7 +256,7 @@ static int run(struct pbt_nl *nl, struct nl_msg *msg,
 	nl_cb_err(cb, NL_CB_CUSTOM, on_error, &r);
 
 	ret = nl_send_auto(nl->sk, msg);
-	nlmsg_free(msg);
+	free_wiped(msg, wipe);
 	if (ret < 0) {
 		r.err = nlerr_to_errno(ret);
 		set_err(nl, "cannot send to the kernel: %s", nl_geterror(ret));
@@ -261,6 +275,12 @@ static int run(struct pbt_nl *nl, struct nl_msg *msg,
 	if (r.err && !nl->err[0])
 		set_err(nl, "%s", strerror(-r.err));
 	return r.err;
+}
+
+static int run(struct pbt_nl *nl, struct nl_msg *msg,
+	       int (*parse)(struct nlattr **tb, void *arg), void *arg)
+{
+	return run_wiped(nl, msg, parse, arg, false);
 }
 
 static struct nl_msg *new_msg(struct pbt_nl *nl, int cmd, int flags,
@@ -662,45 +682,6 @@ static int parse_buffer(struct nlattr *nest, struct pbt_buffer_info *b)
 	return ret;
 }
 
-/* One PBTRACE_A_MACHINE: its name and counters. An older or newer kernel
- * may send a shorter or longer struct: copy what both know, zero the rest. */
-static void parse_machine(struct nlattr *nest, struct pbt_machine_info *m)
-{
-	struct nlattr *tb[PBTRACE_A_MAX + 1];
-	struct nlattr *st;
-
-	memset(m, 0, sizeof(*m));
-	if (nla_parse_nested(tb, PBTRACE_A_MAX, nest, NULL) < 0)
-		return;
-	if (tb[PBTRACE_A_MACHINE_NAME])
-		nla_strlcpy(m->name, tb[PBTRACE_A_MACHINE_NAME], sizeof(m->name));
-	st = tb[PBTRACE_A_MACHINE_STATS];
-	if (st)
-		memcpy(&m->st, nla_data(st),
-		       (size_t)nla_len(st) < sizeof(m->st) ? (size_t)nla_len(st) :
-							     sizeof(m->st));
-}
-
-static int parse_session_machines(struct nlattr *nest,
-				  struct pbt_session_info *s)
-{
-	struct nlattr *a;
-	size_t n = 0;
-	int rem;
-
-	nla_for_each_nested(a, nest, rem)
-		n += nla_type(a) == PBTRACE_A_MACHINE;
-	if (!n)
-		return 0;
-	s->machines = calloc(n, sizeof(*s->machines));
-	if (!s->machines)
-		return -ENOMEM;
-	nla_for_each_nested(a, nest, rem)
-		if (nla_type(a) == PBTRACE_A_MACHINE && s->nr_machines < n)
-			parse_machine(a, &s->machines[s->nr_machines++]);
-	return 0;
-}
-
 static int parse_session_info(struct nlattr **tb, struct pbt_session_info *s)
 {
 	struct nlattr *a;
@@ -735,11 +716,6 @@ static int parse_session_info(struct nlattr **tb, struct pbt_session_info *s)
 	s->relay = tb[PBTRACE_A_SESSION_RELAY] &&
 		   nla_len(tb[PBTRACE_A_SESSION_RELAY]) >= 1 &&
 		   nla_get_u8(tb[PBTRACE_A_SESSION_RELAY]);
-	if (tb[PBTRACE_A_SESSION_MACHINES]) {
-		ret = parse_session_machines(tb[PBTRACE_A_SESSION_MACHINES], s);
-		if (ret)
-			return ret;
-	}
 	if (!tb[PBTRACE_A_SESSION_BUFFERS])
 		return 0;
 	nla_for_each_nested(a, tb[PBTRACE_A_SESSION_BUFFERS], rem) {
@@ -1165,6 +1141,29 @@ int pbt_nl_next_notify(struct pbt_nl *nl, struct pbt_notify *n)
 	}
 }
 
+/* The request machinery, for genl_machines.c. */
+int pbt_genl_run(struct pbt_nl *nl, struct nl_msg *msg,
+		 int (*parse)(struct nlattr **tb, void *arg), void *arg,
+		 bool wipe)
+{
+	return run_wiped(nl, msg, parse, arg, wipe);
+}
+
+struct nl_msg *pbt_genl_msg(struct pbt_nl *nl, int cmd, int flags,
+			    size_t size)
+{
+	struct nl_msg *msg = new_msg(nl, cmd, flags, size);
+
+	if (!msg)
+		set_err(nl, "out of memory");
+	return msg;
+}
+
+void pbt_genl_set_err(struct pbt_nl *nl, const char *msg)
+{
+	set_err(nl, "%s", msg);
+}
+
 static void human_bytes(char *buf, size_t n, uint64_t v)
 {
 	if (v >= 10ull << 20)
@@ -1190,12 +1189,13 @@ int pbt_machine_describe(char *buf, size_t n, const struct pbt_machine_info *m)
 	else
 		snprintf(clock, sizeof(clock), "no ping round yet: no clock offset");
 	return snprintf(buf, n,
-			"machine %s (id %u): %s, buffer %u, %u cpus\n"
+			"machine %s (id %u): %s%s%s, buffer %u, %u cpus\n"
 			"  received %llu chunks, %s; guest wrote %llu events\n"
 			"  lost: %llu chunks in relay gaps, %llu dropped here (queue full or no clock round), %llu events on the guest, %llu disconnects (%.3f s without it)\n"
 			"  clock: %s\n",
 			m->name, st->machine_id,
-			st->connected ? "connected" : "not connected", st->buffer,
+			st->connected ? "connected" : "not connected",
+			m->peer[0] ? ", " : "", m->peer, st->buffer,
 			st->num_cpus, (unsigned long long)st->chunks, bytes,
 			(unsigned long long)st->guest_events_written,
 			(unsigned long long)st->chunks_lost_relay,

@@ -28,6 +28,9 @@
 #define PBT_MAX_EVENTS 32
 
 struct pbt_nl;
+struct nl_msg;
+struct nlmsghdr;
+struct nlattr;
 
 /* Fails with "pbtrace module not loaded: run 'modprobe pbtrace'" (-ENOENT)
  * when the family does not exist. */
@@ -150,8 +153,10 @@ struct pbt_buffer_info {
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */
+#define PBT_PEER_MAX 32
 struct pbt_machine_info {
 	char name[PBTRACE_NAME_MAX + 1];	/* HELLO names are up to 64 */
+	char peer[PBT_PEER_MAX];		/* "cid 5", "tcp 10.0.2.2 key" */
 	struct pbtrace_machine_stats st;
 };
 
@@ -169,6 +174,7 @@ struct pbt_session_info {
 	struct pbt_buffer_info buffers[PBTRACE_MAX_BUFFERS];
 	int relay;			/* PBTRACE_A_SESSION_RELAY: the guest
 					 * side of a host's session */
+	/* pbt_nl_get_session_machines fills these (GET_SESSION has none) */
 	size_t nr_machines;
 	struct pbt_machine_info *machines;	/* malloc'd or NULL */
 };
@@ -186,6 +192,12 @@ int pbt_nl_list_sessions(struct pbt_nl *nl, struct pbt_session_info **out,
  * module without the command sent them in GET_SESSION already).
  */
 int pbt_nl_get_cpu_stats(struct pbt_nl *nl, struct pbt_session_info *s);
+/*
+ * GET_SESSION_MACHINES: fill machines/nr_machines of @s with every relayed
+ * machine that recorded into it, in id order. -ENOENT when the session is
+ * gone; on any error @s is left as it was.
+ */
+int pbt_nl_get_session_machines(struct pbt_nl *nl, struct pbt_session_info *s);
 void pbt_session_info_free(struct pbt_session_info *s);	/* contents only */
 
 /*
@@ -239,15 +251,71 @@ int pbt_nl_next_notify(struct pbt_nl *nl, struct pbt_notify *n);
  * lost where, the clock. Returns what snprintf does. */
 int pbt_machine_describe(char *buf, size_t n, const struct pbt_machine_info *m);
 
+/* The endpoint's machine table (GET_MACHINES; CAP_SYS_ADMIN). */
+struct pbt_endpoint_machine_info {
+	struct pbtrace_endpoint_machine m;
+	char name[PBTRACE_NAME_MAX + 1];	/* the one it has here */
+	char claimed[PBTRACE_NAME_MAX + 1];	/* its HELLO's */
+	char peer[PBT_PEER_MAX];
+	char sysname[PBTRACE_NAME_MAX + 1], release[PBTRACE_NAME_MAX + 1];
+	char arch[PBTRACE_NAME_MAX + 1];
+};
+
+/* *out: a malloc'd array of *n, in machine id order. */
+int pbt_nl_list_machines(struct pbt_nl *nl,
+			 struct pbt_endpoint_machine_info **out, size_t *n);
+
+/* The names table (GET_NAMES; CAP_SYS_ADMIN): never a key. */
+struct pbt_name_info {
+	char name[PBTRACE_NAME_MAX];
+	uint32_t cid;			/* unless PBTRACE_NAME_KEYED */
+	uint32_t flags;			/* PBTRACE_NAME_* */
+	uint32_t line;			/* 0: a module parameter's */
+};
+
+int pbt_nl_list_names(struct pbt_nl *nl, struct pbt_name_info **out,
+		      size_t *n);
+
+/* One entry for LOAD_NAMES (user/lib/machines_file.h reads a file). */
+struct pbt_name_spec {
+	char name[PBTRACE_NAME_MAX];
+	uint32_t cid;			/* when !key_len */
+	uint8_t key[PBTRACE_NAME_KEY_MAX];
+	size_t key_len;			/* 0: a CID's name */
+	uint32_t line;
+};
+
+/*
+ * Make @n entries the names table's loaded part (LOAD_NAMES in pieces of
+ * @per_msg, 0: a default that fits a 64 KiB nest, then the commit). On
+ * success *count is the table's size and *evicted how many online machines
+ * the change disconnected. On failure the table is as it was and
+ * pbt_nl_error() says why (the kernel names the entry's line).
+ */
+int pbt_nl_load_names(struct pbt_nl *nl, const struct pbt_name_spec *e,
+		      size_t n, size_t per_msg, uint32_t *count,
+		      uint32_t *evicted);
+
+/* The request machinery of genl.c, for genl_machines.c. */
+/* @wipe: zero the request before it is freed (it carries keys). */
+int pbt_genl_run(struct pbt_nl *nl, struct nl_msg *msg,
+		 int (*parse)(struct nlattr **tb, void *arg), void *arg,
+		 bool wipe);
+/* @size 0: libnl's default (a page). */
+struct nl_msg *pbt_genl_msg(struct pbt_nl *nl, int cmd, int flags,
+			    size_t size);
+void pbt_genl_set_err(struct pbt_nl *nl, const char *msg);
+
 /*
  * The message halves, for the unit tests: the NEW_SESSION attributes of
  * a spec, and a GET_SESSION reply (a whole generic netlink message) parsed
  * into *out (free with pbt_session_info_free; freed on error).
  */
-struct nl_msg;
-struct nlmsghdr;
 int pbt_nl_put_session(struct nl_msg *msg, const struct pbt_session_spec *s);
 int pbt_nl_parse_session(struct nlmsghdr *nlh, struct pbt_session_info *out);
+/* A GET_SESSION_MACHINES message, its machines appended to @s's. */
+int pbt_nl_parse_session_machines(struct nlmsghdr *nlh,
+				  struct pbt_session_info *s);
 /* A notification (a whole generic netlink message) into *n: 1, or 0 when
  * it is not one. */
 int pbt_nl_parse_notify(struct nlmsghdr *nlh, struct pbt_notify *n);

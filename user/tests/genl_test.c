@@ -100,20 +100,43 @@ static void test_put_machines(void)
 	nlmsg_free(msg);
 }
 
-static void put_stats(struct nl_msg *msg, const char *name,
+static void put_stats(struct nl_msg *msg, const char *name, const char *peer,
 		      const struct pbtrace_machine_stats *st, int len)
 {
 	struct nlattr *m = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_MACHINE);
 
 	nla_put_string(msg, PBTRACE_A_MACHINE_NAME, name);
+	if (peer)
+		nla_put_string(msg, PBTRACE_A_MACHINE_PEER, peer);
 	nla_put(msg, PBTRACE_A_MACHINE_STATS, len, st);
 	nla_nest_end(msg, m);
 }
 
-/* A GET_SESSION reply as kmod/netlink.c fills it for a host session with
- * two relayed machines, one reported by an older (shorter) struct. */
-static struct nl_msg *reply(const struct pbtrace_machine_stats *a,
-			    const struct pbtrace_machine_stats *b, int relay)
+/*
+ * A GET_SESSION_MACHINES message as kmod/netlink.c fills it: two relayed
+ * machines, one reported by an older (shorter) struct without its peer.
+ */
+static struct nl_msg *machines_msg(uint32_t id,
+				   const struct pbtrace_machine_stats *a,
+				   const struct pbtrace_machine_stats *b)
+{
+	struct nl_msg *msg = new_msg(PBTRACE_CMD_GET_SESSION_MACHINES);
+	struct nlattr *n;
+
+	if (!msg)
+		return NULL;
+	nla_put_u32(msg, PBTRACE_A_SESSION_ID, id);
+	n = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_SESSION_MACHINES);
+	put_stats(msg, "guest2", "cid 5", a, sizeof(*a));
+	/* Up to chunks_lost_relay: an older layout. */
+	put_stats(msg, "0123456789012345678901234567890123456789012345678901234567890123",
+		  NULL, b, 40);
+	nla_nest_end(msg, n);
+	return msg;
+}
+
+/* A GET_SESSION reply as kmod/netlink.c fills it for a host session. */
+static struct nl_msg *reply(int relay)
 {
 	struct nl_msg *msg = new_msg(PBTRACE_CMD_GET_SESSION);
 	struct nlattr *n, *buf, *list;
@@ -134,14 +157,6 @@ static struct nl_msg *reply(const struct pbtrace_machine_stats *a,
 	nla_nest_end(msg, list);
 	nla_nest_end(msg, buf);
 	nla_nest_end(msg, n);
-	if (a) {
-		n = nla_nest_start(msg, NLA_F_NESTED | PBTRACE_A_SESSION_MACHINES);
-		put_stats(msg, "guest2", a, sizeof(*a));
-		/* Up to chunks_lost_relay: an older layout. */
-		put_stats(msg, "0123456789012345678901234567890123456789012345678901234567890123",
-			  b, 40);
-		nla_nest_end(msg, n);
-	}
 	return msg;
 }
 
@@ -158,7 +173,7 @@ static void test_parse_machines(void)
 		.machine_id = 2, .num_cpus = 1, .chunks = 4, .bytes = 99,
 		.chunks_lost_relay = 5, .chunks_dropped = 6, .pings = 77,
 	};
-	struct nl_msg *msg = reply(&a, &b, 0);
+	struct nl_msg *msg = reply(0), *m1, *m2;
 	struct pbt_session_info s;
 	int r;
 
@@ -166,20 +181,37 @@ static void test_parse_machines(void)
 	tap(!r && s.id == 7 && !s.relay && s.nr_buffers == 1 &&
 	    s.buffers[0].nr_machines == 2 &&
 	    !strcmp(s.buffers[0].machines[0], "host") &&
-	    !strcmp(s.buffers[0].machines[1], "*"),
-	    "GET_SESSION: buffer machines parsed (%d)", r);
-	tap(!r && s.nr_machines == 2 && !strcmp(s.machines[0].name, "guest2") &&
-	    !memcmp(&s.machines[0].st, &a, sizeof(a)),
-	    "GET_SESSION: a machine's name and every counter");
-	tap(!r && s.nr_machines == 2 && strlen(s.machines[1].name) == 64 &&
+	    !strcmp(s.buffers[0].machines[1], "*") && !s.nr_machines,
+	    "GET_SESSION: buffer machines parsed, no relayed machine in it (%d)", r);
+	m1 = machines_msg(7, &a, &b);
+	m2 = machines_msg(7, &b, &a);
+	if (!r && m1 && m2) {
+		r = pbt_nl_parse_session_machines(nlmsg_hdr(m1), &s);
+		if (!r)
+			r = pbt_nl_parse_session_machines(nlmsg_hdr(m2), &s);
+	}
+	tap(!r && s.nr_machines == 4 && !strcmp(s.machines[0].name, "guest2") &&
+	    !strcmp(s.machines[0].peer, "cid 5") &&
+	    !memcmp(&s.machines[0].st, &a, sizeof(a)) &&
+	    !memcmp(&s.machines[2].st, &b, sizeof(b)),
+	    "GET_SESSION_MACHINES: two messages appended, a machine's name, peer and every counter (%d)",
+	    r);
+	tap(!r && s.nr_machines == 4 && strlen(s.machines[1].name) == 64 &&
+	    !s.machines[1].peer[0] &&
 	    s.machines[1].st.chunks_lost_relay == 5 &&
 	    s.machines[1].st.chunks_dropped == 0 && s.machines[1].st.pings == 0,
-	    "GET_SESSION: a 64-character name whole, a shorter struct zero-filled");
-	if (!r)
-		pbt_session_info_free(&s);
+	    "GET_SESSION_MACHINES: a 64-character name whole, a shorter struct zero-filled");
+	nlmsg_free(m1);
+	m1 = machines_msg(8, &a, &b);
+	tap(m1 && pbt_nl_parse_session_machines(nlmsg_hdr(m1), &s) == -EPROTO &&
+	    s.nr_machines == 4,
+	    "GET_SESSION_MACHINES: another session's message refused");
+	pbt_session_info_free(&s);
+	nlmsg_free(m1);
+	nlmsg_free(m2);
 	nlmsg_free(msg);
 
-	msg = reply(NULL, NULL, 1);
+	msg = reply(1);
 	r = msg ? pbt_nl_parse_session(nlmsg_hdr(msg), &s) : -ENOMEM;
 	tap(!r && s.relay && s.nr_machines == 0 && !s.machines,
 	    "GET_SESSION: PBTRACE_A_SESSION_RELAY marks a relay session");
@@ -208,7 +240,7 @@ static void test_parse_owner(void)
 		pbt_session_info_free(&s);
 	nlmsg_free(msg);
 
-	msg = reply(NULL, NULL, 0);
+	msg = reply(0);
 	r = msg ? pbt_nl_parse_session(nlmsg_hdr(msg), &s) : -ENOMEM;
 	tap(!r && s.owner_uid == 0 && s.owner_gid == 0,
 	    "GET_SESSION: no owner attributes means root's (%d)", r);
@@ -220,7 +252,7 @@ static void test_parse_owner(void)
 static void test_describe(void)
 {
 	struct pbt_machine_info m = {
-		.name = "guest2",
+		.name = "guest2", .peer = "tcp 10.0.2.2 key",
 		.st = { .machine_id = 1, .connected = 1, .num_cpus = 2,
 			.chunks = 10, .bytes = 20 << 20, .chunks_lost_relay = 1,
 			.chunks_dropped = 2, .guest_events_written = 5000,
@@ -232,15 +264,16 @@ static void test_describe(void)
 	char buf[1024];
 
 	pbt_machine_describe(buf, sizeof(buf), &m);
-	tap(strstr(buf, "machine guest2 (id 1): connected, buffer 0, 2 cpus\n") &&
+	tap(strstr(buf, "machine guest2 (id 1): connected, tcp 10.0.2.2 key, buffer 0, 2 cpus\n") &&
 	    strstr(buf, "received 10 chunks, 20.0 MiB; guest wrote 5000 events\n") &&
 	    strstr(buf, "lost: 1 chunks in relay gaps, 2 dropped here (queue full or no clock round), 3 events on the guest, 1 disconnects (1.500 s without it)\n") &&
 	    strstr(buf, "clock: 12 pings (5 in the trace), rtt 250.5 us, offset -0.002500 s, spread 40.0 us\n"),
-	    "status text: name, id, connected, chunks, bytes, each loss, pings, rtt, offset, spread");
+	    "status text: name, id, connected, peer, chunks, bytes, each loss, pings, rtt, offset, spread");
 	memset(&m.st, 0, sizeof(m.st));
+	m.peer[0] = '\0';
 	m.st.machine_id = 4;
 	pbt_machine_describe(buf, sizeof(buf), &m);
-	tap(strstr(buf, "not connected") &&
+	tap(strstr(buf, "machine guest2 (id 4): not connected, buffer 0") &&
 	    strstr(buf, "clock: no ping round yet: no clock offset"),
 	    "status text: a machine that left before a ping round");
 }

@@ -22,7 +22,7 @@
 
 typedef Perfetto__Protos__FtraceEvent fev;
 
-static uint8_t trace[1 << 16];
+static uint8_t trace[1 << 20];
 static size_t trace_len;
 static int nr_openat, nr_getppid, nr_read, nr_exit_group;
 static uint32_t cur_machine;	/* the packets' machine_id; 0: none */
@@ -681,6 +681,76 @@ static void test_index_full(void)
 	}
 }
 
+static void per_machine(struct sv_opts *o)
+{
+	o->per_machine = true;
+}
+
+static void only_m500(struct sv_opts *o)
+{
+	o->filter.machines[0] = "m500";
+	o->filter.nr_machines = 1;
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/*
+ * 1,000 relayed machines (ids 1..999 and 520191, the largest there is),
+ * machine i's tid 10 one getppid of i us: -s sums them up in one table of
+ * the busiest, --per-machine gives each its section, --machine one of them.
+ */
+static void test_fleet(void)
+{
+	char name[32], *out;
+	struct sv_counts c;
+	uint32_t i, id;
+
+	trace_len = 0;
+	for (i = 1; i <= 1000; i++) {
+		id = i < 1000 ? i : 520191;
+		cur_machine = id;
+		snprintf(name, sizeof(name), "m%u", i);
+		add_machine_name(name);
+		BUNDLE(0, enter(1000, 10, nr_getppid, 0, 0, 0),
+		       sys_exit(1000 + 1000 * i, 10, nr_getppid, 1));
+	}
+	cur_machine = 0;
+	out = run(true, NULL, &c, NULL);
+	tap(c.calls == 1000 && count(out, "getppid() = 1") == 1000,
+	    "1,000 machines' calls, a line each (%llu calls)",
+	    (unsigned long long)c.calls);
+	tap(strstr(out, " Summary of events: 1000 machines, 1000 with calls, 1000 calls") &&
+	    !strstr(out, "=== machine"),
+	    "-s: one summary for all, no section each");
+	tap(strstr(out, "     m1000                          520191        1       0        1.000        1\n"
+			"     m999                              999        1       0        0.999        1\n") &&
+	    strstr(out, "     m991                              991        1") &&
+	    !strstr(out, "     m990 ") && strstr(out, "... 990 more machines with calls"),
+	    "the 10 busiest by total time, the largest id among them, then the rest counted");
+	tap(strstr(out, " All machines, per syscall (as strace -c):") &&
+	    strstr(out, "     getppid             1000       0      500.500"),
+	    "strace -c's table of all the machines: 1000 calls, 500.5 ms in all");
+	free(out);
+	out = run(true, per_machine, &c, NULL);
+	tap(count(out, "=== machine m") == 1000 &&
+	    strstr(out, "=== machine m1000 (id 520191) ==="),
+	    "--per-machine: a section each (%zu)", count(out, "=== machine m"));
+	free(out);
+	out = run(true, only_m500, &c, NULL);
+	tap(c.calls == 1 && count(out, "getppid() = 1") == 1 &&
+	    strstr(out, "m500:      0.000 (  0.500 ms): :/10 getppid() = 1") &&
+	    count(out, "=== machine") == 1 && strstr(out, "=== machine m500 (id 500) ==="),
+	    "--machine m500: its line and its section only");
+	free(out);
+}
+
 int main(void)
 {
 	nr_openat = pbt_syscall_nr("openat");
@@ -695,6 +765,7 @@ int main(void)
 	test_machines();
 	test_fixtures();
 	test_index_full();
+	test_fleet();
 	/* for a look with valgrind: tracectl report -s on the same bytes */
 	if (getenv("SV_TEST_DUMP")) {
 		FILE *f = fopen(getenv("SV_TEST_DUMP"), "w");

@@ -47,11 +47,19 @@ void usage(FILE *f)
 "  stop [-n NAME] [--wait]\n"
 "        Stop a session (the only one, or NAME). --wait returns once\n"
 "        traced has finished the file.\n"
-"  status [--watch]\n"
+"  status [--watch] [-M] [--machine NAME]...\n"
 "        Sessions with state, elapsed time and per-CPU events, bytes and\n"
-"        losses; per relayed machine: chunks, losses by where they\n"
-"        happened, ping RTT and clock offset. --watch refreshes every\n"
-"        second until Ctrl-C.\n"
+"        losses; their relayed machines in one line (how many, connected,\n"
+"        chunks, losses by where they happened, which machines lost any).\n"
+"        -M (--machines): every machine's part too, --machine NAME that\n"
+"        one's: its peer, chunks, losses, ping RTT and clock offset.\n"
+"        --watch refreshes every second until Ctrl-C.\n"
+"  machines [list | names | load [FILE]]\n"
+"        The relayed machines this host has seen (root): a line each,\n"
+"        online or not, with its peer and kernel. names: the names and\n"
+"        keys the host gives its guests (never a key itself). load: read\n"
+"        FILE (default /etc/pbtrace/machines: 'cid CID NAME', 'key NAME\n"
+"        HEX' lines) into the module; a file with keys must be mode 0600.\n"
 "  record [start's options]\n"
 "        Start, show progress, stop after DURATION (default 10s) or on\n"
 "        Ctrl-C, wait for the file and summarize what it holds.\n"
@@ -74,7 +82,8 @@ void usage(FILE *f)
 "        strace -c print). -o keeps the trace (else a temporary file).\n"
 "  report [-s] [--summary-only] [-e SYSCALLS] [--duration MS]\n"
 "        [--failure] [-p PID]... FILE\n"
-"        The same view of a recorded trace (one section per machine).\n"
+"        The same view of a recorded trace; with many machines, -s sums\n"
+"        them up (--machine NAME, or --per-machine: a section each).\n"
 "  symbolize FILE\n"
 "        Name the user frames of FILE's stack samples from the binaries'\n"
 "        ELF symbols (Perfetto ModuleSymbols packets, appended); traced\n"
@@ -116,6 +125,7 @@ int main(int argc, char **argv)
 		{ "reconfigure", cmd_reconfigure },
 		{ "stop", cmd_stop },
 		{ "status", cmd_status },
+		{ "machines", cmd_machines },
 		{ "record", cmd_record },
 		{ "trigger", cmd_trigger },
 		{ "list-events", cmd_list_events },

@@ -14,6 +14,8 @@ static const struct option report_options[] = {
 	{ "duration", required_argument, NULL, OPT_SV_DURATION },
 	{ "failure", no_argument, NULL, OPT_SV_FAILURE },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "machine", required_argument, NULL, OPT_SV_MACHINE },
+	{ "per-machine", no_argument, NULL, OPT_SV_PER_MACHINE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -47,6 +49,15 @@ int parse_view_opt(int c, const char *arg, struct sv_opts *o)
 		return 0;
 	case OPT_SV_FAILURE:
 		f->failure = true;
+		return 0;
+	case OPT_SV_MACHINE:
+		if (f->nr_machines == SV_MAX_NAMES)
+			return usage_error("too many --machine (at most %d): --per-machine shows each",
+					   SV_MAX_NAMES);
+		f->machines[f->nr_machines++] = arg;
+		return 0;
+	case OPT_SV_PER_MACHINE:
+		o->per_machine = true;
 		return 0;
 	case 'p':
 		if (f->nr_pids == SV_MAX_PIDS)

@@ -1,7 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tracectl: tracectl status [--watch]. */
+/*
+ * tracectl: tracectl status [--watch] [-M] [--machine NAME]... A session
+ * that relayed machines record into shows one summary line of them (a
+ * host may have a thousand), and each machine's block only when asked.
+ */
 #define _GNU_SOURCE
 #include "tracectl.h"
+
+#define STATUS_MAX_NAMED 16	/* --machine */
+#define LOSSY_NAMES 5		/* named in the summary, then "N more" */
+
+struct status_opts {
+	bool watch;
+	bool all_machines;		/* -M */
+	const char *names[STATUS_MAX_NAMED];
+	size_t nr_names;
+};
 
 static const char *state_name(uint32_t state)
 {
@@ -54,12 +68,91 @@ static void print_syscalls(const struct pbt_buffer_info *bi)
 	}
 }
 
-static void print_session(const struct pbt_session_info *si, uint64_t now)
+static bool lossy(const struct pbtrace_machine_stats *st)
+{
+	return st->chunks_lost_relay || st->chunks_dropped ||
+	       st->guest_events_lost || st->disconnects;
+}
+
+/*
+ * "machines: 1000 (998 connected), 12345 chunks, 1.2 GiB; lost: ...", and
+ * the first few machines that lost anything, by name.
+ */
+static void print_machines_summary(const struct pbt_session_info *si)
+{
+	struct pbtrace_machine_stats sum = { 0 };
+	size_t i, connected = 0, nr_lossy = 0;
+	char bytes[32];
+
+	for (i = 0; i < si->nr_machines; i++) {
+		const struct pbtrace_machine_stats *st = &si->machines[i].st;
+
+		connected += !!st->connected;
+		sum.chunks += st->chunks;
+		sum.bytes += st->bytes;
+		sum.chunks_lost_relay += st->chunks_lost_relay;
+		sum.chunks_dropped += st->chunks_dropped;
+		sum.guest_events_lost += st->guest_events_lost;
+		sum.disconnects += st->disconnects;
+		nr_lossy += lossy(st);
+	}
+	fmt_bytes(bytes, sizeof(bytes), (double)sum.bytes);
+	printf("  machines: %zu (%zu connected), %llu chunks, %s; lost: %llu chunks in relay gaps, %llu dropped here, %llu events on the guests, %llu disconnects\n",
+	       si->nr_machines, connected, (unsigned long long)sum.chunks, bytes,
+	       (unsigned long long)sum.chunks_lost_relay,
+	       (unsigned long long)sum.chunks_dropped,
+	       (unsigned long long)sum.guest_events_lost,
+	       (unsigned long long)sum.disconnects);
+	if (!nr_lossy)
+		return;
+	printf("    lost something:");
+	for (i = 0, nr_lossy = 0; i < si->nr_machines; i++) {
+		if (!lossy(&si->machines[i].st))
+			continue;
+		if (nr_lossy++ < LOSSY_NAMES)
+			printf(" %s", si->machines[i].name);
+	}
+	if (nr_lossy > LOSSY_NAMES)
+		printf(" and %zu more", nr_lossy - LOSSY_NAMES);
+	printf(" (tracectl status --machine NAME)\n");
+}
+
+static bool wanted(const struct status_opts *o, const char *name)
+{
+	size_t i;
+
+	if (o->all_machines)
+		return true;
+	for (i = 0; i < o->nr_names; i++)
+		if (!strcmp(o->names[i], name))
+			return true;
+	return false;
+}
+
+static void print_machines(const struct pbt_session_info *si,
+			   const struct status_opts *o)
+{
+	char desc[1024], *line, *save = NULL;
+	size_t i;
+
+	if (!si->nr_machines)
+		return;
+	print_machines_summary(si);
+	for (i = 0; i < si->nr_machines; i++) {
+		if (!wanted(o, si->machines[i].name))
+			continue;
+		pbt_machine_describe(desc, sizeof(desc), &si->machines[i]);
+		for (line = strtok_r(desc, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			printf("  %s\n", line);
+	}
+}
+
+static void print_session(const struct pbt_session_info *si, uint64_t now,
+			  const struct status_opts *o)
 {
 	uint64_t end = si->stop_ns ? si->stop_ns : now;
 	size_t b, i;
-
-	char desc[1024], *line, *save = NULL;
 
 	printf("%-20s id %-4u %-10s %8.1fs  %s\n", si->name, si->id,
 	       state_name(si->state),
@@ -87,15 +180,10 @@ static void print_session(const struct pbt_session_info *si, uint64_t now)
 		for (i = 0; i < bi->nr_cpus; i++)
 			print_cpu(&bi->cpus[i]);
 	}
-	for (i = 0; i < si->nr_machines; i++) {
-		pbt_machine_describe(desc, sizeof(desc), &si->machines[i]);
-		for (line = strtok_r(desc, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			printf("  %s\n", line);
-	}
+	print_machines(si, o);
 }
 
-static int show_status(struct pbt_nl *nl)
+static int show_status(struct pbt_nl *nl, const struct status_opts *o)
 {
 	struct pbt_session_info *v;
 	uint32_t pid;
@@ -120,7 +208,11 @@ static int show_status(struct pbt_nl *nl)
 		if (ret && ret != -ENOENT)
 			fprintf(stderr, "tracectl: reading session %u's per-CPU counters: %s\n",
 				v[i].id, pbt_nl_error(nl));
-		print_session(&v[i], boottime_ns());
+		ret = v[i].relay ? 0 : pbt_nl_get_session_machines(nl, &v[i]);
+		if (ret && ret != -ENOENT)
+			fprintf(stderr, "tracectl: reading session %u's relayed machines: %s\n",
+				v[i].id, pbt_nl_error(nl));
+		print_session(&v[i], boottime_ns(), o);
 	}
 	pbt_session_infos_free(v, n);
 	return EXIT_OK;
@@ -130,17 +222,26 @@ int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "watch", no_argument, NULL, OPT_WATCH },
+		{ "machines", no_argument, NULL, 'M' },
+		{ "machine", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool watch = false;
+	struct status_opts o = { 0 };
 	struct pbt_nl *nl;
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "w", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "wMm:", opts, NULL)) != -1) {
 		if (c == OPT_WATCH || c == 'w')
-			watch = true;
+			o.watch = true;
+		else if (c == 'M')
+			o.all_machines = true;
+		else if (c == 'm' && o.nr_names == STATUS_MAX_NAMED)
+			return usage_error("too many --machine (at most %d): -M shows every machine",
+					   STATUS_MAX_NAMED);
+		else if (c == 'm')
+			o.names[o.nr_names++] = optarg;
 		else if (c == OPT_HELP)
 			return usage(stdout), EXIT_OK;
 		else
@@ -152,13 +253,13 @@ int cmd_status(int argc, char **argv)
 	if (!nl)
 		return ret;
 	do {
-		if (watch)
+		if (o.watch)
 			fputs("\033[H\033[2J", stdout);	/* home, clear */
-		ret = show_status(nl);
+		ret = show_status(nl, &o);
 		fflush(stdout);
-		if (watch && !ret)
+		if (o.watch && !ret)
 			poll(NULL, 0, 1000);
-	} while (watch && !ret && !interrupted);
+	} while (o.watch && !ret && !interrupted);
 	pbt_nl_close(nl);
 	return ret;
 }

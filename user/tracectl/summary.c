@@ -182,24 +182,44 @@ static struct summary_machine *find_machine(struct summary *s, uint32_t id)
 	return &s->machines[s->nr_machines++];
 }
 
+/* Counts @id once among all the relayed machines (open addressing). */
+static void count_relayed(struct summary *s, uint32_t id)
+{
+	size_t h = (id * 2654435761u) % SUMMARY_ID_SET, i;
+
+	for (i = 0; i < SUMMARY_ID_SET; i++, h = (h + 1) % SUMMARY_ID_SET) {
+		if (s->relayed_ids[h] == id + 1)
+			return;
+		if (!s->relayed_ids[h]) {
+			s->relayed_ids[h] = id + 1;
+			s->nr_relayed++;
+			return;
+		}
+	}
+}
+
 /* Relayed machines' packets: counted per machine, named by the
- * system_info the host wrote for each. */
+ * system_info the host wrote for each; all of them together too. */
 static void add_machine_packet(struct summary *s,
 			       const Perfetto__Protos__TracePacket *p)
 {
 	struct summary_machine *m = find_machine(s, p->machine_id);
 	const Perfetto__Protos__SystemInfo *si = p->system_info;
+	uint64_t events = 0;
 
+	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS) {
+		events = p->ftrace_events->n_event;
+		if (p->ftrace_events->compact_sched)
+			events += p->ftrace_events->compact_sched->n_switch_timestamp +
+				  p->ftrace_events->compact_sched->n_waking_timestamp;
+	}
+	count_relayed(s, p->machine_id);
+	s->relayed_packets++;
+	s->relayed_events += events;
 	if (!m)
 		return;
 	m->packets++;
-	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS) {
-		m->ftrace_events += p->ftrace_events->n_event;
-		if (p->ftrace_events->compact_sched)
-			m->ftrace_events +=
-				p->ftrace_events->compact_sched->n_switch_timestamp +
-				p->ftrace_events->compact_sched->n_waking_timestamp;
-	}
+	m->ftrace_events += events;
 	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO &&
 	    si->machine_name)
 		snprintf(m->name, sizeof(m->name), "%s", si->machine_name);
@@ -329,12 +349,18 @@ void print_summary(const char *path, const struct summary *s)
 	if (s->processes || s->threads)
 		printf("  process tree: %zu processes, %zu threads\n",
 		       s->processes, s->threads);
-	for (i = 0; i < s->nr_machines; i++)
+	for (i = 0; s->nr_relayed <= SUMMARY_MACHINES && i < s->nr_machines; i++)
 		printf("  relayed machine %u (%s): %llu packets, %llu ftrace events\n",
 		       s->machines[i].id,
 		       s->machines[i].name[0] ? s->machines[i].name : "no system_info",
 		       (unsigned long long)s->machines[i].packets,
 		       (unsigned long long)s->machines[i].ftrace_events);
+	if (s->nr_relayed > SUMMARY_MACHINES)
+		printf("  relayed machines: %zu%s, %llu packets, %llu ftrace events\n",
+		       s->nr_relayed,
+		       s->nr_relayed >= SUMMARY_ID_SET ? " or more" : "",
+		       (unsigned long long)s->relayed_packets,
+		       (unsigned long long)s->relayed_events);
 	printf("  loss: %llu bundles after lost events, %llu packets after dropped data\n",
 	       (unsigned long long)s->bundles_lost, (unsigned long long)s->dropped);
 	if (s->bad)

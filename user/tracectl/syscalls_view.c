@@ -63,6 +63,7 @@ struct sv_machine {
 	uint32_t id;
 	char name[80];
 	uint64_t lost_events, lost_bundles;
+	size_t lo, hi;			/* its threads, once sorted (sv_finish) */
 };
 
 #define SV_BUCKETS 4096
@@ -77,8 +78,11 @@ struct sv_view {
 	struct sv_thread *bucket[SV_BUCKETS];
 	struct sv_thread **threads;
 	size_t nr_threads, threads_cap;
-	struct sv_machine machines[SV_MAX_MACHINES];
-	size_t nr_machines;
+	struct sv_machine *machines;	/* in the order they came */
+	size_t nr_machines, machines_cap;
+	uint32_t *slot;			/* machine id -> index + 1, 0: none */
+	size_t nr_slots;
+	struct sv_machine spare;	/* when memory ran out */
 	uint64_t base_ts;		/* the first event processed: time 0 */
 	bool have_base;
 	uint64_t fed;			/* bytes sv_feed() took so far */
@@ -135,20 +139,41 @@ void sv_free(struct sv_view *v)
 	free(v->names);
 	free(v->ev);
 	free(v->tmp);
+	free(v->machines);
+	free(v->slot);
 	free(v);
 }
 
+/* Machine ids are small (the host gives the lowest free): an index each. */
 static struct sv_machine *machine(struct sv_view *v, uint32_t id)
 {
-	size_t i;
+	struct sv_machine *grow;
+	uint32_t *slots;
+	size_t n;
 
-	for (i = 0; i < v->nr_machines; i++)
-		if (v->machines[i].id == id)
-			return &v->machines[i];
-	if (v->nr_machines == SV_MAX_MACHINES)
-		return &v->machines[SV_MAX_MACHINES - 1];
+	if (id < v->nr_slots && v->slot[id])
+		return &v->machines[v->slot[id] - 1];
+	if (id >= v->nr_slots) {
+		n = id < 64 ? 64 : 2 * (size_t)id;
+		slots = realloc(v->slot, n * sizeof(*slots));
+		if (!slots)
+			return &v->spare;
+		memset(slots + v->nr_slots, 0, (n - v->nr_slots) * sizeof(*slots));
+		v->slot = slots;
+		v->nr_slots = n;
+	}
+	if (v->nr_machines == v->machines_cap) {
+		n = v->machines_cap ? 2 * v->machines_cap : 16;
+		grow = realloc(v->machines, n * sizeof(*grow));
+		if (!grow)
+			return &v->spare;
+		v->machines = grow;
+		v->machines_cap = n;
+	}
+	memset(&v->machines[v->nr_machines], 0, sizeof(v->machines[0]));
 	v->machines[v->nr_machines].id = id;
-	return &v->machines[v->nr_machines++];
+	v->slot[id] = (uint32_t)++v->nr_machines;
+	return &v->machines[v->nr_machines - 1];
 }
 
 /* system_info's name; this machine's packets carry no machine_id. */
@@ -628,12 +653,30 @@ static int by_time(const void *a, const void *b)
 	return (int)x->kind - (int)y->kind;
 }
 
-static bool selected(const struct sv_view *v, const struct sv_thread *t,
+/* --machine: is machine @m one of those asked for? */
+static bool machine_wanted(struct sv_view *v, uint32_t m)
+{
+	const struct sv_filter *f = &v->o.filter;
+	const char *name;
+	size_t i;
+
+	if (!f->nr_machines)
+		return true;
+	name = machine_name(machine(v, m));
+	for (i = 0; i < f->nr_machines; i++)
+		if (!strcmp(f->machines[i], name))
+			return true;
+	return false;
+}
+
+static bool selected(struct sv_view *v, const struct sv_thread *t,
 		     int64_t id)
 {
 	const struct sv_filter *f = &v->o.filter;
 	size_t i;
 
+	if (!machine_wanted(v, t->machine))
+		return false;
 	for (i = 0; i < f->nr_hide; i++)
 		if (t->tid == f->hide[i] || t->tgid == f->hide[i])
 			return false;
@@ -1214,14 +1257,19 @@ static void print_thread_table(FILE *f, const struct sv_thread *t)
 	free(stats);
 }
 
-static uint64_t process_total(const struct sv_view *v, const struct sv_thread *t)
+/* The threads of one machine: threads[lo, hi) once sv_finish sorted them. */
+struct sv_slice {
+	size_t lo, hi;
+};
+
+static uint64_t process_total(const struct sv_view *v, struct sv_slice sl,
+			      const struct sv_thread *t)
 {
 	uint64_t sum = 0;
 	size_t i;
 
-	for (i = 0; i < v->nr_threads; i++)
-		if (v->threads[i]->machine == t->machine &&
-		    v->threads[i]->tgid == t->tgid)
+	for (i = sl.lo; i < sl.hi; i++)
+		if (v->threads[i]->tgid == t->tgid)
 			sum += v->threads[i]->total;
 	return sum;
 }
@@ -1244,20 +1292,19 @@ static int by_process(const void *a, const void *b)
 	return x->t->tid - y->t->tid;
 }
 
-static const char *process_comm(const struct sv_view *v,
+static const char *process_comm(const struct sv_view *v, struct sv_slice sl,
 				const struct sv_thread *t)
 {
 	size_t i;
 
-	for (i = 0; i < v->nr_threads; i++)
-		if (v->threads[i]->machine == t->machine &&
-		    v->threads[i]->tid == t->tgid && v->threads[i]->comm[0])
+	for (i = sl.lo; i < sl.hi; i++)
+		if (v->threads[i]->tid == t->tgid && v->threads[i]->comm[0])
 			return v->threads[i]->comm;
 	return t->comm[0] ? t->comm : ":";
 }
 
-static void print_process_head(struct sv_view *v, const struct sv_row *rows,
-			       size_t i, size_t n)
+static void print_process_head(struct sv_view *v, struct sv_slice sl,
+			       const struct sv_row *rows, size_t i, size_t n)
 {
 	uint64_t calls = 0;
 	size_t j, threads = 0;
@@ -1267,12 +1314,13 @@ static void print_process_head(struct sv_view *v, const struct sv_row *rows,
 		threads++;
 	}
 	fprintf(v->o.out, "\n %s (%d): %zu thread%s, %" PRIu64 " calls, %.3f msec\n",
-		process_comm(v, rows[i].t), rows[i].t->tgid, threads,
+		process_comm(v, sl, rows[i].t), rows[i].t->tgid, threads,
 		threads == 1 ? "" : "s", calls, rows[i].ptotal / 1e6);
 }
 
-/* strace -c's view: every thread of the machine together. */
-static void print_all_threads(struct sv_view *v, uint32_t m)
+/* strace -c's view: every thread of the slice together. */
+static void print_all_threads(struct sv_view *v, struct sv_slice sl,
+			      const char *what)
 {
 	struct sv_stat *all = calloc(SV_NR_MAX, sizeof(*all));
 	unsigned int ids[SV_NR_MAX], j;
@@ -1280,11 +1328,9 @@ static void print_all_threads(struct sv_view *v, uint32_t m)
 
 	if (!all)
 		return;
-	for (i = 0; i < v->nr_threads; i++) {
+	for (i = sl.lo; i < sl.hi; i++) {
 		const struct sv_thread *t = v->threads[i];
 
-		if (t->machine != m)
-			continue;
 		for (j = 0; j < t->nr_stats; j++) {
 			const struct sv_tstat *ts = &t->stats[j];
 
@@ -1294,7 +1340,7 @@ static void print_all_threads(struct sv_view *v, uint32_t m)
 		}
 	}
 	n = sorted_ids(all, ids);
-	fprintf(v->o.out, "\n All threads, per syscall (as strace -c):\n");
+	fprintf(v->o.out, "\n %s, per syscall (as strace -c):\n", what);
 	fprintf(v->o.out, "     syscall            calls  errors  total(msec)  usecs/call\n");
 	fprintf(v->o.out, "     --------------- -------- ------- ------------ -----------\n");
 	for (i = 0; i < n; i++) {
@@ -1309,28 +1355,28 @@ static void print_all_threads(struct sv_view *v, uint32_t m)
 	free(all);
 }
 
-static void print_machine_summary(struct sv_view *v, uint32_t m)
+static void print_machine_summary(struct sv_view *v, struct sv_slice sl)
 {
-	struct sv_row *rows = calloc(v->nr_threads + 1, sizeof(*rows));
+	struct sv_row *rows = calloc(sl.hi - sl.lo + 1, sizeof(*rows));
 	size_t i, n = 0;
 
 	if (!rows)
 		return;
-	for (i = 0; i < v->nr_threads; i++)
-		if (v->threads[i]->machine == m && v->threads[i]->calls) {
+	for (i = sl.lo; i < sl.hi; i++)
+		if (v->threads[i]->calls) {
 			rows[n].t = v->threads[i];
-			rows[n++].ptotal = process_total(v, v->threads[i]);
+			rows[n++].ptotal = process_total(v, sl, v->threads[i]);
 		}
 	qsort(rows, n, sizeof(*rows), by_process);
 	for (i = 0; i < n; i++) {
 		if (!i || rows[i].t->tgid != rows[i - 1].t->tgid)
-			print_process_head(v, rows, i, n);
+			print_process_head(v, sl, rows, i, n);
 		fprintf(v->o.out, "   %s/%d: %" PRIu64 " calls, %.3f msec\n",
 			rows[i].t->comm[0] ? rows[i].t->comm : ":", rows[i].t->tid,
 			rows[i].t->calls, rows[i].t->total / 1e6);
 		print_thread_table(v->o.out, rows[i].t);
 	}
-	print_all_threads(v, m);
+	print_all_threads(v, sl, "All threads");
 	free(rows);
 }
 
@@ -1338,30 +1384,170 @@ static void print_losses(struct sv_view *v, const struct sv_machine *mm)
 {
 	fprintf(v->o.out, "\n lost: %" PRIu64 " events (the kernel's count at the end of the trace), %" PRIu64 " bundles marked lost_events\n",
 		mm->lost_events, mm->lost_bundles);
-	v->c.lost_events += mm->lost_events;
-	v->c.lost_bundles += mm->lost_bundles;
+}
+
+static int by_thread_machine(const void *a, const void *b)
+{
+	const struct sv_thread *x = *(struct sv_thread *const *)a;
+	const struct sv_thread *y = *(struct sv_thread *const *)b;
+
+	if (x->machine != y->machine)
+		return x->machine < y->machine ? -1 : 1;
+	return x->tid - y->tid;
+}
+
+/* Each machine's threads, contiguous: the summary walks one at a time. */
+static void slice_threads(struct sv_view *v)
+{
+	size_t i, j;
+
+	if (v->nr_threads > 1)
+		qsort(v->threads, v->nr_threads, sizeof(*v->threads),
+		      by_thread_machine);
+	for (i = 0; i < v->nr_machines; i++)
+		v->machines[i].lo = v->machines[i].hi = 0;
+	for (i = 0; i < v->nr_threads; i = j) {
+		struct sv_machine *mm = machine(v, v->threads[i]->machine);
+
+		for (j = i; j < v->nr_threads &&
+		     v->threads[j]->machine == v->threads[i]->machine; j++)
+			;
+		mm->lo = i;
+		mm->hi = j;
+	}
+}
+
+struct sv_total {
+	const struct sv_machine *mm;
+	uint64_t calls, errors, total;
+	size_t threads;
+};
+
+static int by_machine_total(const void *a, const void *b)
+{
+	const struct sv_total *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return x->mm->id < y->mm->id ? -1 : x->mm->id > y->mm->id;
+}
+
+/*
+ * Many machines: one table of the busiest SV_TOP by total time, the rest
+ * counted, and strace -c's view of every machine together.
+ */
+static void print_fleet_summary(struct sv_view *v)
+{
+	struct sv_total *m = calloc(v->nr_machines, sizeof(*m));
+	struct sv_slice all = { 0, v->nr_threads };
+	size_t i, j, busy = 0;
+	uint64_t calls = 0;
+
+	if (!m)
+		return;
+	for (i = 0; i < v->nr_machines; i++) {
+		const struct sv_machine *mm = &v->machines[i];
+
+		m[i].mm = mm;
+		for (j = mm->lo; j < mm->hi; j++) {
+			const struct sv_thread *t = v->threads[j];
+			size_t k;
+
+			if (!t->calls)
+				continue;
+			m[i].threads++;
+			m[i].calls += t->calls;
+			m[i].total += t->total;
+			for (k = 0; k < t->nr_stats; k++)
+				m[i].errors += t->stats[k].s.errors;
+		}
+		busy += m[i].calls > 0;
+		calls += m[i].calls;
+	}
+	qsort(m, v->nr_machines, sizeof(*m), by_machine_total);
+	fprintf(v->o.out, "\n Summary of events: %zu machines, %zu with calls, %" PRIu64 " calls (--machine NAME or --per-machine for their sections)\n\n",
+		v->nr_machines, busy, calls);
+	fprintf(v->o.out, "     machine                            id    calls  errors  total(msec)  threads\n");
+	fprintf(v->o.out, "     ------------------------------ ------ -------- ------- ------------ --------\n");
+	for (i = 0; i < v->nr_machines && i < SV_TOP && m[i].calls; i++)
+		fprintf(v->o.out, "     %-30.30s %6u %8" PRIu64 " %7" PRIu64 " %12.3f %8zu\n",
+			machine_name((struct sv_machine *)m[i].mm), m[i].mm->id,
+			m[i].calls, m[i].errors, m[i].total / 1e6,
+			m[i].threads);
+	if (busy > SV_TOP)
+		fprintf(v->o.out, "     ... %zu more machines with calls\n",
+			busy - SV_TOP);
+	print_all_threads(v, all, "All machines");
+	free(m);
+}
+
+/*
+ * Losses of many machines: the machines that lost anything, the first few
+ * by name, and the totals.
+ */
+static void print_fleet_losses(struct sv_view *v)
+{
+	uint64_t events = 0, bundles = 0;
+	size_t i, n = 0;
+
+	for (i = 0; i < v->nr_machines; i++) {
+		const struct sv_machine *mm = &v->machines[i];
+
+		if (!mm->lost_events && !mm->lost_bundles)
+			continue;
+		if (n++ < SV_SECTIONS)
+			fprintf(v->o.out, " lost on %s: %" PRIu64 " events, %" PRIu64 " bundles marked lost_events\n",
+				machine_name(&v->machines[i]), mm->lost_events,
+				mm->lost_bundles);
+		events += mm->lost_events;
+		bundles += mm->lost_bundles;
+	}
+	if (n > SV_SECTIONS)
+		fprintf(v->o.out, " ... and on %zu more machines\n",
+			n - SV_SECTIONS);
+	if (n || v->o.summary)
+		fprintf(v->o.out, "\n lost: %" PRIu64 " events (the kernel's count at the end of the trace), %" PRIu64 " bundles marked lost_events, on %zu of %zu machines\n",
+			events, bundles, n, v->nr_machines);
 }
 
 void sv_finish(struct sv_view *v)
 {
+	bool sections;
 	size_t i;
 
 	sv_flush(v, UINT64_MAX);
 	print_pending(v);
 	if (!v->nr_machines)
 		machine(v, 0);
+	slice_threads(v);
 	for (i = 0; i < v->nr_machines; i++) {
+		if (!machine_wanted(v, v->machines[i].id))
+			continue;
+		v->c.lost_events += v->machines[i].lost_events;
+		v->c.lost_bundles += v->machines[i].lost_bundles;
+	}
+	sections = v->nr_machines <= SV_SECTIONS || v->o.per_machine ||
+		   v->o.filter.nr_machines;
+	for (i = 0; sections && i < v->nr_machines; i++) {
 		struct sv_machine *mm = &v->machines[i];
+		struct sv_slice sl = { mm->lo, mm->hi };
 
+		if (!machine_wanted(v, mm->id))
+			continue;
 		if (v->o.summary) {
 			if (v->nr_machines > 1 || mm->id)
 				fprintf(v->o.out, "\n=== machine %s (id %u) ===\n",
 					machine_name(mm), mm->id);
 			fprintf(v->o.out, "\n Summary of events:\n");
-			print_machine_summary(v, mm->id);
+			print_machine_summary(v, sl);
 		}
 		if (v->o.summary || mm->lost_events || mm->lost_bundles)
 			print_losses(v, mm);
+	}
+	if (!sections) {
+		if (v->o.summary)
+			print_fleet_summary(v);
+		print_fleet_losses(v);
 	}
 	if (v->c.pending || v->c.unpaired_exits || v->c.faults || v->c.truncated)
 		fprintf(v->o.out, " %" PRIu64 " calls pending at the end, %" PRIu64 " exits without their enter (begun before the trace), %" PRIu64 " string arguments unreadable, %" PRIu64 " cut at %d bytes\n",

@@ -23,7 +23,10 @@
 
 #define SV_NR_MAX 1024		/* syscall ids the summary keeps apart */
 #define SV_MAX_PIDS 64
-#define SV_MAX_MACHINES 16
+#define SV_MAX_NAMES 16		/* --machine */
+/* More machines than this: -s sums them up (a host may relay 1,000). */
+#define SV_SECTIONS 8
+#define SV_TOP 10		/* machines by total time in that summary */
 #define SV_STR_MAX 256		/* the kernel's bound on a string argument */
 
 struct sv_filter {
@@ -36,6 +39,8 @@ struct sv_filter {
 	size_t nr_pids;
 	int32_t hide[4];		/* tracectl and traced themselves */
 	size_t nr_hide;
+	const char *machines[SV_MAX_NAMES];	/* --machine: these only */
+	size_t nr_machines;
 };
 
 /* One string argument as the kernel copied it (the generic event). */
@@ -60,6 +65,7 @@ struct sv_opts {
 	FILE *out;			/* lines and summary */
 	bool lines;			/* print calls (not --summary-only) */
 	bool summary;			/* -s */
+	bool per_machine;		/* --per-machine: a section each */
 	struct sv_filter filter;
 	size_t hold;			/* sv_report_file(): events held before
 					 * pairing; 0: 65536 (tests: 1) */

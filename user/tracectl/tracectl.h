@@ -65,7 +65,8 @@ enum {
  */
 #define STREAM_PERIOD_MS 1000
 #define WAIT_TICK_MS 200
-#define SUMMARY_MACHINES 16
+#define SUMMARY_MACHINES 16	/* a line each; more: one line for all */
+#define SUMMARY_ID_SET 8192	/* relayed machine ids counted (a hash set) */
 
 /* Set by SIGINT/SIGTERM (main.c): record and stop --wait end cleanly. */
 extern volatile sig_atomic_t interrupted;
@@ -128,6 +129,10 @@ struct summary_machine {
 struct summary {
 	struct summary_machine machines[SUMMARY_MACHINES];
 	size_t nr_machines;
+	/* Every relayed machine, however many: ids seen (id + 1, 0: free). */
+	uint32_t relayed_ids[SUMMARY_ID_SET];
+	size_t nr_relayed;
+	uint64_t relayed_packets, relayed_events;
 	uint64_t packets, ftrace_events, bundles_lost, dropped;
 	uint64_t first_ts, last_ts;
 	uint64_t by_kind[8];		/* see kind_names */
@@ -188,6 +193,7 @@ int stop_session(struct pbt_nl *nl, uint32_t id);
 int cmd_stop(int argc, char **argv);
 /* status.c */
 int cmd_status(int argc, char **argv);
+int cmd_machines(int argc, char **argv);
 /* summary.c */
 void summarize(const uint8_t *data, size_t len, struct summary *s);
 int read_trace(const char *path, struct summary *s);
@@ -203,7 +209,8 @@ int cmd_list_events(int argc, char **argv);
 /* main.c */
 void usage(FILE *f);
 /* report.c: the syscall view of a file; its options are trace's too */
-enum { OPT_SV_DURATION = 300, OPT_SV_FAILURE, OPT_SV_SUMMARY_ONLY };
+enum { OPT_SV_DURATION = 300, OPT_SV_FAILURE, OPT_SV_SUMMARY_ONLY,
+       OPT_SV_MACHINE, OPT_SV_PER_MACHINE };
 int parse_view_opt(int c, const char *arg, struct sv_opts *o);
 int feed_file(struct sv_view *v, const char *path, int fd, uint64_t *off,
 	      bool final);

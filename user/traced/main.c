@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* traced: the poll loop, startup and logging. */
 #include "traced.h"
+#include "machines_file.h"
 
 struct pbt_nl *nl;
 struct session *sessions;
@@ -8,6 +9,9 @@ struct session *sessions;
 uint8_t *remote_buf;
 int use_syslog;
 const char *machine_name;
+/* --machines: loaded at start and on SIGHUP; NULL: none (--machines none) */
+static const char *machines_path = PBT_MACHINES_FILE;
+static bool machines_given;
 
 void logmsg(int prio, const char *fmt, ...)
 {
@@ -165,8 +169,16 @@ static int loop(int sigfd)
 		if (ps.fds[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sigfd, &si, sizeof(si)) == sizeof(si))
-				logmsg(LOG_INFO, "signal %u, exiting", si.ssi_signo);
+			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGHUP) {
+				logmsg(LOG_INFO, "SIGHUP: reading %s again",
+				       machines_path ? machines_path : "no machines file");
+				if (machines_path)
+					load_machines(machines_path, machines_given);
+				continue;
+			}
+			logmsg(LOG_INFO, "signal %u, exiting", si.ssi_signo);
 			shutdown_all();
 			return 0;
 		}
@@ -291,6 +303,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: traced [--daemon] [--pidfile PATH] [--machine-name NAME]\n"
+		"              [--machines PATH|none]\n"
 		"\n"
 		"The pbtrace daemon: writes every pbtrace session's trace file.\n"
 		"Sessions are made with tracectl; traced picks them up, copies the\n"
@@ -304,10 +317,13 @@ static void usage(FILE *f)
 		"                      this machine's name in every file (SystemInfo\n"
 		"                      machine_name: the UI's label, tracectl merge's\n"
 		"                      identity); default: the nodename (uname -n)\n"
+		"  -m, --machines PATH the names and keys of this host's guests,\n"
+		"                      loaded at start and on SIGHUP (default %s,\n"
+		"                      if it exists; none: leave the table alone)\n"
 		"  -h, --help          this text\n"
 		"\n"
 		"Needs CAP_SYS_ADMIN and the pbtrace module (modprobe pbtrace).\n",
-		PIDFILE);
+		PIDFILE, PBT_MACHINES_FILE);
 }
 
 int main(int argc, char **argv)
@@ -316,13 +332,14 @@ int main(int argc, char **argv)
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "machine-name", required_argument, NULL, 'n' },
+		{ "machines", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *pidfile = PIDFILE;
 	int detach = 0, sigfd, c, ret;
 
-	while ((c = getopt_long(argc, argv, "dp:n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dp:n:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			detach = 1;
@@ -334,6 +351,10 @@ int main(int argc, char **argv)
 			if (!machine_name_ok(optarg))
 				return 2;
 			machine_name = optarg;
+			break;
+		case 'm':
+			machines_path = strcmp(optarg, "none") ? optarg : NULL;
+			machines_given = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -368,6 +389,8 @@ int main(int argc, char **argv)
 		pbt_nl_close(nl);
 		return 1;
 	}
+	if (machines_path)
+		load_machines(machines_path, machines_given);
 	logmsg(LOG_INFO, "ready (pid %d)", (int)getpid());
 	ret = loop(sigfd);
 	pbt_nl_close(nl);

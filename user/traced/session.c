@@ -192,13 +192,17 @@ void begin_running(struct session *s, uint64_t start_ns)
 	       s->w.path, s->streaming ? " (streaming)" : "");
 }
 
+static bool machine_lossy(const struct pbtrace_machine_stats *st)
+{
+	return st->chunks_lost_relay || st->chunks_dropped ||
+	       st->guest_events_lost || st->disconnects;
+}
+
 static void log_machine(const struct session *s, const struct pbt_machine_info *m)
 {
 	const struct pbtrace_machine_stats *st = &m->st;
-	int lossy = st->chunks_lost_relay || st->chunks_dropped ||
-		    st->guest_events_lost || st->disconnects;
 
-	logmsg(lossy ? LOG_WARNING : LOG_INFO,
+	logmsg(machine_lossy(st) ? LOG_WARNING : LOG_INFO,
 	       "session %u: machine %u (%s): %llu chunks, %llu bytes, guest wrote %llu events; lost: %llu chunks on the wire, %llu dropped here (queue full or no clock round), %llu events on the guest, %llu disconnects (%llu ms without it)",
 	       s->id, st->machine_id, m->name,
 	       (unsigned long long)st->chunks, (unsigned long long)st->bytes,
@@ -210,24 +214,51 @@ static void log_machine(const struct session *s, const struct pbt_machine_info *
 	       (unsigned long long)(st->gap_ns / NS_PER_MS));
 }
 
+/*
+ * A line per machine that lost anything; the others one each up to
+ * LOG_MACHINES, else together in one line: a fleet's end is no wall of text.
+ */
+#define LOG_MACHINES 16
+
+static void log_machines(const struct session *s,
+			 const struct pbt_session_info *in)
+{
+	uint64_t chunks = 0, bytes = 0;
+	size_t i, lossy = 0;
+
+	for (i = 0; i < in->nr_machines; i++) {
+		chunks += in->machines[i].st.chunks;
+		bytes += in->machines[i].st.bytes;
+		if (machine_lossy(&in->machines[i].st))
+			lossy++;
+		if (machine_lossy(&in->machines[i].st) ||
+		    in->nr_machines <= LOG_MACHINES)
+			log_machine(s, &in->machines[i]);
+	}
+	if (in->nr_machines > LOG_MACHINES)
+		logmsg(lossy ? LOG_WARNING : LOG_INFO,
+		       "session %u: %zu machines: %llu chunks, %llu bytes; %zu of them lost something (each said above)",
+		       s->id, in->nr_machines, (unsigned long long)chunks,
+		       (unsigned long long)bytes, lossy);
+}
+
 /* Per relayed machine: what it lost, as trace_stats stamped with its
  * machine_id (docs/traced.md). Read after the remote EOF, so the guest's
  * own counters (its STOPPED frame) are in. */
 static void write_machine_stats(struct session *s)
 {
-	struct pbt_session_info in;
+	struct pbt_session_info in = { .id = s->id };
 	struct pbt_rec r;
 	size_t i;
 
-	if (pbt_nl_get_session(nl, s->id, &in) < 0) {
+	if (pbt_nl_get_session_machines(nl, &in) < 0) {
 		logmsg(LOG_WARNING, "session %u: reading per-machine counters: %s",
 		       s->id, pbt_nl_error(nl));
 		return;
 	}
-	for (i = 0; i < in.nr_machines; i++) {
+	for (i = 0; i < in.nr_machines; i++)
 		emit(s, pbt_pkt_machine_stats(&s->seq, &in.machines[i].st, &r), &r);
-		log_machine(s, &in.machines[i]);
-	}
+	log_machines(s, &in);
 	pbt_session_info_free(&in);
 }
 

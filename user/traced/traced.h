@@ -21,11 +21,13 @@
  *   symbols.c   names for the user frames of stack samples, at the end
  *   notify.c    the kernel's session notifications
  *   timers.c    periodic work and deadlines
+ *   machines.c  the machines file into the module, at start and on SIGHUP
  */
 #ifndef _TRACED_H
 #define _TRACED_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
@@ -197,5 +199,8 @@ int read_notifications(void);
 /* timers.c */
 int run_timers(struct session *s, uint64_t now);
 uint64_t next_deadline(const struct session *s);
+
+/* machines.c: @given: named by --machines, so missing is an error */
+void load_machines(const char *path, bool given);
 
 #endif /* _TRACED_H */

@@ -10,8 +10,10 @@
  *     that hand sealed chunks to the reader, poll for new sealed chunks).
  *
  * Every netlink command requires CAP_SYS_ADMIN, except PBTRACE_CMD_GET_SESSION,
- * PBTRACE_CMD_GET_CPU_STATS, PBTRACE_CMD_GET_WATERMARK, PBTRACE_CMD_LIST_EVENTS
- * and PBTRACE_CMD_GET_STATUS, which CAP_PERFMON is enough for. Members of the module's group= gid may also create, change,
+ * PBTRACE_CMD_GET_CPU_STATS, PBTRACE_CMD_GET_WATERMARK,
+ * PBTRACE_CMD_GET_SESSION_MACHINES, PBTRACE_CMD_LIST_EVENTS and
+ * PBTRACE_CMD_GET_STATUS, which CAP_PERFMON is enough for. Members of the
+ * module's group= gid may also create, change,
  * start, stop, flush, destroy and get their own sessions (docs/security.md).
  *
  * Netlink commands and their attributes
@@ -148,10 +150,8 @@
  *    _PIDS, _SYSCALLS and _FULL_SCHED (if any) and _MACHINES if set.
  *    No per-CPU counters: those are GET_CPU_STATS' (one struct per
  *    possible CPU and buffer would outgrow a 64 KiB nest on a large host).
- *    PBTRACE_A_SESSION_MACHINES: NLA_NESTED of PBTRACE_A_MACHINE, one per
- *    relayed machine that recorded into this session (connected or not):
- *    PBTRACE_A_MACHINE_NAME and PBTRACE_A_MACHINE_STATS (NLA_BINARY struct
- *    pbtrace_machine_stats).
+ *    No relayed machines either: those are GET_SESSION_MACHINES' (a session
+ *    that saw 1,000 machines would outgrow a 64 KiB nest too).
  *    PBTRACE_A_SESSION_RELAY (NLA_U8, 1): a session this machine's relay
  *    runs for its host; its chunks go to the host, so traced leaves it alone.
  *    PBTRACE_A_SESSION_OWNER_UID, _OWNER_GID (NLA_U32): the euid and egid
@@ -180,6 +180,64 @@
  *    before READ_NS in time order: no event before it reaches the file
  *    later. Both are ~0 once the session stopped and everything is read.
  *    A module without the command: -EOPNOTSUPP.
+ * PBTRACE_CMD_GET_SESSION_MACHINES: dumpit with PBTRACE_A_SESSION_ID
+ *    (required), the same callers as GET_CPU_STATS: every relayed machine
+ *    that recorded into the session (connected or not), paged, in machine
+ *    id order. Each message holds PBTRACE_A_SESSION_ID and
+ *    PBTRACE_A_SESSION_MACHINES: NLA_NESTED of PBTRACE_A_MACHINE, each
+ *    PBTRACE_A_MACHINE_NAME (its name in this session), PBTRACE_A_MACHINE_PEER
+ *    (who it is to the endpoint: "cid 5", "tcp 10.0.2.2", "tcp 10.0.2.2
+ *    key") and PBTRACE_A_MACHINE_STATS (NLA_BINARY struct
+ *    pbtrace_machine_stats).
+ *
+ * PBTRACE_CMD_GET_MACHINES: dumpit, CAP_SYS_ADMIN (guests' names, kernels
+ *    and CIDs are root's): the endpoint's machine table, online and
+ *    offline, in machine id order, one message per machine:
+ *    PBTRACE_A_ENDPOINT_MACHINE (NLA_BINARY struct pbtrace_endpoint_machine),
+ *    PBTRACE_A_MACHINE_NAME (the name it has here), PBTRACE_A_MACHINE_CLAIMED
+ *    (the name its HELLO said), PBTRACE_A_MACHINE_PEER, and its HELLO's
+ *    PBTRACE_A_MACHINE_SYSNAME, _RELEASE and _ARCH (NLA_NUL_STRING).
+ *
+ * PBTRACE_CMD_GET_NAMES: dumpit, CAP_SYS_ADMIN: the names table, the names
+ *    the host gives its guests (docs/multi-machine.md, "Names and keys"),
+ *    from endpoint_machines= and endpoint_keys= and from the last
+ *    LOAD_NAMES, sorted by name, one message per name:
+ *    PBTRACE_A_MACHINE_NAME, PBTRACE_A_NAME_FLAGS (PBTRACE_NAME_*), and
+ *    PBTRACE_A_NAME_CID (a vsock guest's) or PBTRACE_NAME_KEYED (a TCP
+ *    relay's key: never the key itself), PBTRACE_A_NAME_LINE (the line of
+ *    the file it was loaded from; absent for a module parameter's).
+ *
+ * PBTRACE_CMD_LOAD_NAMES: doit, CAP_SYS_ADMIN: replace the names table's
+ *    loaded part (the module parameters' names stay), in pieces, so that a
+ *    table of thousands fits 64 KiB nests; nothing changes until the
+ *    commit, and a load that fails anywhere changes nothing.
+ *    PBTRACE_A_LOAD_ID: NLA_U32, absent (or 0) in the first piece, which
+ *        begins a load (and drops any other one not committed yet); the
+ *        reply's PBTRACE_A_LOAD_ID names the load in the pieces after it.
+ *        A load belongs to the socket that began it; a piece of a load
+ *        that is gone (another began, this one failed, its socket closed)
+ *        fails with -ESTALE.
+ *    PBTRACE_A_NAMES: NLA_NESTED, optional, of PBTRACE_A_NAME, each:
+ *        PBTRACE_A_MACHINE_NAME: NLA_NUL_STRING, required: 1 to
+ *            PBTRACE_NAME_MAX - 1 printable characters, none of them a
+ *            space, ',' or '@', and not "host" or "*"
+ *        PBTRACE_A_NAME_CID: NLA_U32: the vsock guest of this CID is the
+ *            machine of this name, whatever its HELLO says; or
+ *        PBTRACE_A_NAME_KEY: NLA_BINARY, 16 to PBTRACE_NAME_KEY_MAX bytes:
+ *            the TCP relay of this name must prove this key instead of
+ *            relay_key's
+ *        PBTRACE_A_NAME_LINE: NLA_U32, optional: where the entry came from,
+ *            for the error messages ("line 7: ...")
+ *        One of _CID and _KEY. A name or a CID given twice, or given
+ *        otherwise by endpoint_machines/endpoint_keys, fails the load (an
+ *        entry the module parameters hold exactly as given is left as it
+ *        is). At most PBTRACE_MAX_NAMES names in all.
+ *    PBTRACE_A_LOAD_COMMIT: NLA_FLAG: after this piece's entries, make the
+ *        load the table. An online machine whose name or key the change
+ *        takes away is disconnected (it reconnects under the new table, as
+ *        a new machine id). Reply: PBTRACE_A_LOAD_ID, and on commit
+ *        PBTRACE_A_NAMES_COUNT (names in the table now) and
+ *        PBTRACE_A_NAMES_EVICTED (machines disconnected).
  *
  * PBTRACE_CMD_TRIGGER: PBTRACE_A_TRIGGER_NAME (NLA_NUL_STRING). The kernel
  *    multicasts it to the "sessions" group; traced applies trigger_config.
@@ -266,6 +324,14 @@
  */
 #define PBTRACE_SEQ_ID_REMOTE_BASE (1u << 25)
 #define PBTRACE_MAX_CPUS_REMOTE 8192
+/*
+ * So machine ids run from 1 to (2^32 - PBTRACE_SEQ_ID_REMOTE_BASE) /
+ * PBTRACE_MAX_CPUS_REMOTE - 1: the last id's last CPU is 2^32 - 1.
+ */
+#define PBTRACE_MAX_MACHINE_ID 520191
+/* The names table (PBTRACE_CMD_LOAD_NAMES): names, and a key's bytes. */
+#define PBTRACE_MAX_NAMES 16384
+#define PBTRACE_NAME_KEY_MAX 64
 
 #define PBTRACE_MACHINE_HOST "host"
 #define PBTRACE_MACHINE_ANY "*"
@@ -287,6 +353,10 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_SET_SESSION,
 	PBTRACE_CMD_GET_CPU_STATS,
 	PBTRACE_CMD_GET_WATERMARK,
+	PBTRACE_CMD_GET_SESSION_MACHINES,
+	PBTRACE_CMD_GET_MACHINES,
+	PBTRACE_CMD_GET_NAMES,
+	PBTRACE_CMD_LOAD_NAMES,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
@@ -351,6 +421,22 @@ enum pbtrace_attr {
 	PBTRACE_A_BUFFER_WATERMARK_NS,	/* u64, BOOTTIME */
 	PBTRACE_A_BUFFER_READ_NS,	/* u64, BOOTTIME */
 	PBTRACE_A_BUFFER_WATERMARK_EXPEDITED,	/* flag */
+	PBTRACE_A_MACHINE_PEER,		/* string: "cid 5", "tcp 10.0.2.2" */
+	PBTRACE_A_MACHINE_CLAIMED,	/* string: the name its HELLO said */
+	PBTRACE_A_MACHINE_SYSNAME,	/* string, its HELLO's utsname */
+	PBTRACE_A_MACHINE_RELEASE,	/* string */
+	PBTRACE_A_MACHINE_ARCH,		/* string */
+	PBTRACE_A_ENDPOINT_MACHINE,	/* struct pbtrace_endpoint_machine */
+	PBTRACE_A_LOAD_ID,		/* u32 */
+	PBTRACE_A_LOAD_COMMIT,		/* flag */
+	PBTRACE_A_NAMES,		/* nest of PBTRACE_A_NAME */
+	PBTRACE_A_NAME,			/* nest of _MACHINE_NAME, PBTRACE_A_NAME_* */
+	PBTRACE_A_NAME_CID,		/* u32 */
+	PBTRACE_A_NAME_KEY,		/* binary, never in a reply */
+	PBTRACE_A_NAME_LINE,		/* u32 */
+	PBTRACE_A_NAME_FLAGS,		/* u32, PBTRACE_NAME_* */
+	PBTRACE_A_NAMES_COUNT,		/* u32 */
+	PBTRACE_A_NAMES_EVICTED,	/* u32 */
 	__PBTRACE_A_MAX
 };
 #define PBTRACE_A_MAX (__PBTRACE_A_MAX - 1)
@@ -448,6 +534,37 @@ struct pbtrace_machine_stats {
 	 * smallest RTT so far
 	 */
 	__u64 clock_syncs;
+};
+
+/* PBTRACE_A_NAME_FLAGS */
+#define PBTRACE_NAME_KEYED	(1u << 0)	/* a TCP relay's key, not a CID */
+#define PBTRACE_NAME_PARAM	(1u << 1)	/* endpoint_machines= or endpoint_keys= */
+
+/* struct pbtrace_endpoint_machine.flags */
+#define PBTRACE_EPM_PINNED	(1u << 0)	/* its name is the names table's */
+#define PBTRACE_EPM_RENAMED	(1u << 1)	/* NAME@PEER: NAME was another's */
+#define PBTRACE_EPM_TCP		(1u << 2)	/* over TCP, else vsock */
+#define PBTRACE_EPM_RETIRED	(1u << 3)	/* a names change took it away:
+						 * its peer comes back as another
+						 */
+
+/*
+ * One machine of the endpoint's table (PBTRACE_CMD_GET_MACHINES): what
+ * its relay's last HELLO said and what the endpoint measured.
+ */
+struct pbtrace_endpoint_machine {
+	__u32 machine_id;
+	__u32 online;		/* 1 while its relay is connected */
+	__u32 flags;		/* PBTRACE_EPM_* */
+	__u32 cid;		/* vsock: the guest's CID; 0 over TCP */
+	__u32 num_cpus;
+	__u32 connects;		/* connections admitted as this machine */
+	__u64 ram_bytes;
+	__u64 pings;		/* ping rounds over all its connections */
+	__u64 rtt_ns;		/* the last round's */
+	__s64 offset_ns;	/* host BOOTTIME - guest BOOTTIME, the last round's */
+	__u64 offline_ns;	/* how long it has been offline; 0 while online */
+	__u8 hint[16];		/* its relay's machine-id hint (boot_id) */
 };
 
 /* Chunk states, in struct pbtrace_chunk_meta.state. */

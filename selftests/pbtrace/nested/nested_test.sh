@@ -99,7 +99,7 @@ stop_l2() {
 	L2=
 }
 
-machine_line() { grep "^machine [0-9]* name=$NAME " "$P/endpoint_stats"; }
+machine_line() { ep_machines | grep "^machine [0-9]* name=$NAME "; }
 field_of() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 
 load_endpoint() {	# the allowed CIDs
@@ -188,7 +188,7 @@ session_echo() {
 	ident=$(l2_says "ident ")
 	check "L2: $ROUNDS vsock rounds to L1 and back" test "$(l2_says "ping: rounds=")" = $ROUNDS
 	sleep 2
-	tctl status >"$W/status.txt" 2>&1
+	tctl status -M >"$W/status.txt" 2>&1
 	sed 's/^/# status: /' "$W/status.txt"
 	check "tracectl status: $NAME connected, in session 1" \
 		grep -Eq "machine $NAME \(id [0-9]+\): connected" "$W/status.txt"
@@ -260,7 +260,7 @@ refuse_cid() {
 	check "the refusal is in the kernel log" \
 		eval 'dmesg | grep -q "not in endpoint_cids"'
 	dmesg | grep "not in endpoint_cids" | tail -n 2 | sed 's/^/# dmesg: /'
-	check "no machine for the refused CID" eval '! grep -q "^machine " "$P/endpoint_stats"'
+	check "no machine for the refused CID" eval '! ep_machines | grep -q "^machine "'
 }
 
 # A hard reboot (QEMU system_reset: the guest closes nothing) mid-session:
@@ -288,7 +288,7 @@ s.sendall(b"system_reset\n"); time.sleep(0.5)' "$W/l2.monitor" || return 1
 		eval '[[ $new != "$old" ]] && machine_line | grep "hint=$HINT" | grep -q online=0'
 	check "the rebooted L2 records for session 2 again" slow 1 120 eval \
 		'l2_console | grep -c "^l2: recording for the host" | grep -qx 2'
-	tctl status >"$W/status2.txt" 2>&1
+	tctl status -M >"$W/status2.txt" 2>&1
 	sed 's/^/# status: /' "$W/status2.txt"
 	check "tracectl status: the reboot is the old boot's one disconnect" \
 		eval 'grep -A3 "machine $NAME (id $old)" "$W/status2.txt" | grep -q " 1 disconnects"'
@@ -309,7 +309,7 @@ kill_l2() {
 	tctl start -c "$W/s2.pbtx" -o "$f" >"$W/start2.out" 2>&1
 	check "session 2 starts" test $? = 0 || sed 's/^/# /' "$W/start2.out"
 	check "L2's chunks reach session 2" slow 1 120 eval \
-		'tctl status >"$W/status2.txt" 2>&1 && grep -q "received [1-9][0-9]* chunks" "$W/status2.txt"'
+		'tctl status -M >"$W/status2.txt" 2>&1 && grep -q "received [1-9][0-9]* chunks" "$W/status2.txt"'
 	reset_l2 || return 1
 	qpid=$(l2_qemu_pid)
 	check "SIGKILL L2's QEMU (pid $qpid) mid-session" kill -KILL "$qpid"
@@ -317,7 +317,7 @@ kill_l2() {
 		'! machine_line | grep -q online=1'
 	wait "$L2" 2>/dev/null
 	L2=
-	tctl status >"$W/status2.txt" 2>&1
+	tctl status -M >"$W/status2.txt" 2>&1
 	sed 's/^/# status: /' "$W/status2.txt"
 	check "tracectl status: the kill is the new boot's one disconnect, each boot has one" \
 		eval '[[ $(grep -c " 1 disconnects" "$W/status2.txt") == 2 ]]'
@@ -329,7 +329,7 @@ kill_l2() {
 	tp_check_machines "$f" 3
 	tp_in_session "$f" "both boots of L2 on the host's timeline, inside the session"
 	check "two machine slots, one per boot, both offline: nothing leaked" \
-		eval '[[ $(grep -c "^machine " "$P/endpoint_stats") == 2 ]] && ! machine_line | grep -q online=1'
+		eval '[[ $(ep_machines | grep -c "^machine ") == 2 ]] && ! machine_line | grep -q online=1'
 	stop_traced
 	TRACED=
 	t0=$EPOCHREALTIME
