@@ -464,6 +464,7 @@ static uint8_t pick_cmd(struct rng *r)
 		{ PBTRACE_CMD_UNSPEC, 1 }, { PBTRACE_CMD_LOAD_NAMES, 6 },
 		{ PBTRACE_CMD_GET_NAMES, 2 }, { PBTRACE_CMD_GET_MACHINES, 2 },
 		{ PBTRACE_CMD_GET_SESSION_MACHINES, 3 },
+		{ PBTRACE_CMD_GET_WATERMARK, 3 },
 	};
 	unsigned int i, total = 0, k;
 
@@ -500,6 +501,7 @@ static bool gen_body(struct msg *m, uint8_t cmd)
 	case PBTRACE_CMD_STOP_SESSION:
 	case PBTRACE_CMD_FLUSH_SESSION:
 	case PBTRACE_CMD_DESTROY_SESSION:
+	case PBTRACE_CMD_GET_WATERMARK:
 		if (chance(r, 97))
 			put_u32(m, PBTRACE_A_SESSION_ID, pick_id(r));
 		if (cmd == PBTRACE_CMD_DESTROY_SESSION && chance(r, 20))
@@ -1054,15 +1056,18 @@ static double now(void)
 
 static const char *cmd_name(int c)
 {
+	/* Indexed by the uapi's enum, so a command added there cannot shift them. */
+#define N(c) [PBTRACE_CMD_##c] = #c
 	static const char *const names[] = {
-		"UNSPEC", "NEW_SESSION", "START_SESSION", "STOP_SESSION",
-		"FLUSH_SESSION", "DESTROY_SESSION", "GET_SESSION", "TRIGGER",
-		"LIST_EVENTS", "REGISTER_DAEMON", "DAEMON_GONE", "GET_STATUS",
-		"SET_SESSION", "GET_CPU_STATS", "GET_SESSION_MACHINES",
-		"GET_MACHINES", "GET_NAMES", "LOAD_NAMES",
+		N(UNSPEC), N(NEW_SESSION), N(START_SESSION), N(STOP_SESSION),
+		N(FLUSH_SESSION), N(DESTROY_SESSION), N(GET_SESSION), N(TRIGGER),
+		N(LIST_EVENTS), N(REGISTER_DAEMON), N(DAEMON_GONE), N(GET_STATUS),
+		N(SET_SESSION), N(GET_CPU_STATS), N(GET_WATERMARK),
+		N(GET_SESSION_MACHINES), N(GET_MACHINES), N(GET_NAMES), N(LOAD_NAMES),
 	};
+#undef N
 
-	return c < (int)(sizeof(names) / sizeof(names[0])) ? names[c] : NULL;
+	return c >= 0 && c < (int)(sizeof(names) / sizeof(names[0])) ? names[c] : NULL;
 }
 
 static void report(double secs, unsigned long steps)
