@@ -130,7 +130,7 @@ guest3() {
 	check "guest 3: insmod pbtrace.ko endpoint=vsock:$SELF_PORT relay=vsock:1:$SELF_PORT relay_name=lone3-self" \
 		insmod "$KO" endpoint=vsock:$SELF_PORT relay=vsock:1:$SELF_PORT relay_name=lone3-self || finish
 	check "guest 3: its relay connected to itself" \
-		wait_for 300 eval 'grep -q "^machine [0-9]* name=lone3-self " "$P/endpoint_stats"' || finish
+		wait_for 300 eval 'ep_machines | grep -q "^machine [0-9]* name=lone3-self "' || finish
 	check "guest 3: traced --machine-name lone3 starts" start_traced --machine-name lone3 ||
 		sed 's/^/# traced: /' "$W/traced.log"
 	for f in lone loneall; do
@@ -290,7 +290,7 @@ guest1() {
 	check "guest 1: told guest 3 its wall clock serves" "$NET" tell $LONE_IP $P_TIME 200 time
 	check "guest 1: told guest 2 the endpoint is up" "$NET" tell $RELAYED_IP $P_READY 200 ready
 	check "guest 1: guest2 connected" \
-		wait_for 600 eval 'grep -q "^machine [0-9]* name=guest2 " "$P/endpoint_stats"' || finish
+		wait_for 600 eval 'ep_machines | grep -q "^machine [0-9]* name=guest2 "' || finish
 	write_config
 	tctl start -c "$W/multi.pbtx" -o "$W/multi.pftrace" >"$W/start.out" 2>&1
 	check "guest 1: session 1 (trace_all_machines) starts" test $? = 0 || sed 's/^/# /' "$W/start.out"
