@@ -247,11 +247,11 @@ test_errors() {
 	mkdir -p "$d" && mount -t tmpfs -o size=96k tmpfs "$d"
 	f=$d/full.pftrace
 	# Streaming into 96 KiB under a busy workload: the disk fills in
-	# about a second, long before the 20 s.
+	# about a second (21 s once, the host at load 9), long before the 60 s.
 	cfg "$W/full.pbtx" 'buffers { size_kb: 2048 }' \
 		'data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_waking" } } }' \
-		'write_into_file: true' 'file_write_period_ms: 200' 'duration_ms: 20000'
-	timeout 25 sh -c 'yes | head -c 100000000000 >/dev/null' & local busy=$!
+		'write_into_file: true' 'file_write_period_ms: 200' 'duration_ms: 60000'
+	timeout 65 sh -c 'yes | head -c 100000000000 >/dev/null' & local busy=$!
 	t0=$SECONDS
 	tctl record -c "$W/full.pbtx" -o "$f" -n full >"$W/full.out" 2>&1
 	rc=$?
@@ -260,7 +260,7 @@ test_errors() {
 	grep -q "tracectl: traced ended session [0-9]* early: writing $f failed after [0-9]* bytes: No space left on device; the file holds what was written before it (a valid trace)" "$W/full.out"
 	expect "disk full: record says traced ended the session early, and why" ||
 		sed 's/^/#   /' "$W/full.out"
-	check "disk full: record returned before the duration (${t} s < 20 s)" test "$t" -lt 20
+	check "disk full: record returned before the duration (${t} s < 60 s)" test "$t" -lt 60
 	cp "$f" "$W/full.pftrace"	# decode's output needs room
 	check "disk full: what fit decodes with Perfetto's schema" decode "$W/full.pftrace"
 	tp_file ok not_ok "disk full" "$W/full.pftrace"
@@ -269,7 +269,11 @@ test_errors() {
 	# stop --wait: a flight recorder written only at stop fails then.
 	# 20,000 getppid calls are ~700 KB of sys_enter/exit in the ring, more
 	# than the 96 KiB disk whatever the machine's load (two seconds of
-	# sched events alone were not, on a loaded host).
+	# sched events alone were not, on a loaded host). The busy pipeline
+	# ends first: its own read/write calls filled the 2 MiB ring within the
+	# half second once (CI, 6.1), and an overwritten ring is data loss
+	# trace_processor rightly reports, which is not what this part tests.
+	kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null
 	mount -t tmpfs -o size=96k tmpfs "$d"
 	cfg "$W/ring.pbtx" 'buffers { size_kb: 2048 fill_policy: RING_BUFFER }' \
 		'data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_waking" ftrace_events: "raw_syscalls/sys_enter" ftrace_events: "raw_syscalls/sys_exit" } } }'
@@ -278,7 +282,6 @@ test_errors() {
 	sleep 0.5
 	tctl stop -n ring --wait >"$W/ring.out" 2>&1
 	rc=$?
-	kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null
 	check "disk full at stop: tracectl stop --wait exits 9 (got $rc)" test "$rc" -eq 9
 	grep -q "traced ended session [0-9]* early: writing $d/ring.pftrace failed after [0-9]* bytes: No space left on device" "$W/ring.out"
 	expect "disk full at stop: stop --wait says why" || sed 's/^/#   /' "$W/ring.out"
