@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tools/vm: --no-module --mem 2G
+#
+# A fleet of relays into one host session, in one guest (issue 21, item 7
+# at make check's size): pbtrace.ko is the TCP endpoint, traced loads the
+# names and keys of PBTRACE_FLEET_N (200) relays from its --machines file, and
+# build/relay_fleet is the fleet: each relay from a loopback address of
+# its own, proving its own key (OpenSSL's HMAC), replaying what this guest
+# recorded a moment before with pbtrace (its event chunks, timestamps moved
+# to now), then STOPPED and gone, PBTRACE_FLEET_JOBS (12) at a time: the endpoint
+# holds 16 connections (EP_MAX_CONNS) until admission grows.
+#  * the module counts every chunk the fleet sent (endpoint_stats chunks),
+#    the session has them all, nothing lost (tracectl status: a summary
+#    line, one machine's block on request);
+#  * trace_processor: FLEET_N + 1 machines (the host too), each with its
+#    CPUs, threads and sched slices, each relay's events exactly the
+#    recording's, no error or data_loss stats; how long it took to load;
+#  * tracectl report -s: the syscalls summed over the machines, one
+#    machine's detail with --machine.
+# Run from the repo: tools/vm --no-module --mem 2G -- selftests/pbtrace/fleet_test.sh
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KO=${PBTRACE_KO:-$TOP/pbtrace.ko}
+B=$TOP/selftests/pbtrace/build
+BIN=${PBTRACE_USER_BUILD:-$TOP/user/build}
+TCTL=$BIN/tracectl
+FLEET=$B/relay_fleet
+NR=${PBTRACE_FLEET_N:-200}
+JOBS=${PBTRACE_FLEET_JOBS:-12}
+PORT=20071
+# Relay i's key: KP then i as 8 hex digits (relay_fleet's rule).
+KP=c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadb
+P=/sys/module/pbtrace/parameters
+W=${PBTRACE_FLEET_OUT:-/tmp/fleet_test}
+EVENTS="-e sched/sched_switch -e sched/sched_waking -e raw_syscalls/sys_enter -e raw_syscalls/sys_exit -e sched/sched_process_exit"
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/tp.sh"
+
+ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
+finish() {
+	echo "# ${SECONDS}s: the end"
+	[[ -n ${TRACED:-} ]] && kill $TRACED 2>/dev/null && wait $TRACED 2>/dev/null
+	grep -E "^(accepted|refused|hellos|chunks|stopped|chunks_unbound|packets_dropped|table_full|auth_failed|identity_refused|peer_limit|machines) " \
+		$P/endpoint_stats 2>/dev/null | tr '\n' ' ' | sed 's/^/# endpoint_stats: /'
+	echo
+	lsmod | grep -q '^pbtrace ' && rmmod pbtrace
+	echo "1..$N"
+	exit $FAILED
+}
+
+rm -rf $W
+mkdir -p $W
+chmod 700 $W
+rmmod pbtrace 2>/dev/null
+if ! insmod "$KO" endpoint=tcp:$PORT; then
+	not_ok "insmod endpoint=tcp:$PORT"
+	finish
+fi
+for ((i = 1; i <= NR; i++)); do
+	printf 'key fleet%d %s%08x\n' $i $KP $i
+done > $W/machines
+chmod 600 $W/machines
+"$BIN/traced" --machines $W/machines 2> $W/traced.log &
+TRACED=$!
+wait_for 300 eval '[[ $(ep_stat names) == $NR ]] && "$TCTL" status 2>/dev/null | grep -q "traced: running"'
+check "traced --machines: $NR names with keys loaded ($(ep_stat names))" test "$(ep_stat names)" = $NR
+
+# ---- what a guest records: pbtrace, here, a moment ago ----
+echo "# ${SECONDS}s: the recording the fleet replays"
+(
+	sleep 0.2
+	for i in $(seq 10); do /bin/true; done
+) &
+WORK=$!
+"$TCTL" record -n src -t 500ms $EVENTS -o $W/src.pftrace > $W/src.out 2>&1
+RC=$?
+wait $WORK
+check "a recording of this guest (tracectl record, exit $RC, $(stat -c %s $W/src.pftrace 2>/dev/null) bytes)" \
+	eval '((RC == 0)) && [[ -s $W/src.pftrace ]]'
+"$FLEET" -o $W/pass.pftrace $PORT fleet 1 1 $KP $W/src.pftrace 2> $W/pass.err
+check "relay_fleet reads it: $(cat $W/pass.err)" grep -q "chunks on [1-9]" $W/pass.err
+
+# ---- the fleet ----
+echo "# ${SECONDS}s: $NR relays, $JOBS at a time"
+"$TCTL" start -n fleet -A $EVENTS -b 2048 -o $W/fleet.pftrace > $W/start.out 2>&1
+check "tracectl start -A (every machine)" test $? -eq 0
+T0=$SECONDS
+"$FLEET" -q -p -r 0 -j $JOBS -t 150 $PORT fleet 1 $NR $KP $W/src.pftrace > $W/fleet.out 2> $W/fleet.err
+RC=$?
+SUM=$(grep "^fleet relays" $W/fleet.out)
+echo "# relay_fleet ($((SECONDS - T0)) s): $SUM"
+sed 's/^/# relay_fleet: /' $W/fleet.err | head -n 5
+read -r _ _ _ _ DONE _ _ _ REFUSED _ _ _ _ _ _ _ CHUNKS _ BYTES _ EVSENT _ STOPPED _ ERRORS <<<"$SUM"
+check "relay_fleet: $NR relays each admitted, streamed the recording, STOPPED (exit $RC, done ${DONE:-?}, $STOPPED STOPPED, errors ${ERRORS:-?})" \
+	eval '((RC == 0)) && [[ $DONE == $NR && $STOPPED == $NR && $ERRORS == 0 ]]'
+check "each relay recorded for one session ($(grep -c " sessions 1 " $W/fleet.out))" \
+	eval '[[ $(grep -c "^fleet[0-9]* machine [1-9][0-9]* connects [0-9]* sessions 1 " $W/fleet.out) == $NR ]]'
+check "the module received every chunk the fleet sent: endpoint_stats chunks $(ep_stat chunks) = $CHUNKS" \
+	eval '[[ $(ep_stat chunks) == $CHUNKS && $(ep_stat chunks_unbound) == 0 && $(ep_stat packets_dropped) == 0 ]]'
+"$TCTL" status > $W/status.out 2>&1
+grep "  machines:" -A1 $W/status.out | sed 's/^/# /'
+check "tracectl status: one line for the $NR machines, all $CHUNKS chunks, nothing lost ($(grep -c . $W/status.out) lines)" \
+	eval 'grep -q "^  machines: $NR (0 connected), $CHUNKS chunks, .*; lost: 0 chunks in relay gaps, 0 dropped here, 0 events on the guests, 0 disconnects" $W/status.out &&
+		! grep -q "lost something" $W/status.out && (($(grep -c . $W/status.out) < 20))'
+"$TCTL" status --machine fleet77 > $W/status1.out 2>&1
+sed -n '/machine fleet77/,+3p' $W/status1.out | sed 's/^/# /'
+PER=$(sed -n 's/^fleet77 .* chunks \([0-9]*\) .*/\1/p' $W/fleet.out)
+check "tracectl status --machine fleet77: its block, its $PER chunks received" \
+	eval '[[ $(grep -c "^  machine fleet" $W/status1.out) == 1 ]] &&
+		grep -A1 "^  machine fleet77 (id" $W/status1.out | grep -q "received $PER chunks"'
+"$TCTL" stop -n fleet --wait > $W/stop.out 2>&1
+check "tracectl stop --wait: traced finished the file ($(stat -c %s $W/fleet.pftrace 2>/dev/null) bytes)" test $? -eq 0
+grep -i "error\|lost" $W/traced.log | head -n 5 | sed 's/^/# traced: /'
+
+# ---- trace_processor ----
+echo "# ${SECONDS}s: trace_processor"
+if tp_available; then
+	t0=$(date +%s%N)
+	tp_value $W/fleet.pftrace "select count(*) from machine" > $W/nmach 2> $W/tp.err
+	MS=$((($(date +%s%N) - t0) / 1000000))
+	echo "# trace_processor loads the file of $((NR + 1)) machines ($(stat -c %s $W/fleet.pftrace) bytes) in $MS ms"
+	tp_check_machines $W/fleet.pftrace $((NR + 1))
+	# Each relay's events, as trace_processor counts them, must be the
+	# recording's: the events of the relay's file of one pass.
+	WANT=$(tp_value $W/pass.pftrace "select count(*) from ftrace_event")
+	tp_query $W/fleet.pftrace "select m.raw_id, count(*) from ftrace_event e
+		join cpu c using (ucpu) join machine m on c.machine_id = m.id
+		where m.raw_id > 0 group by m.raw_id" > $W/per.out
+	check "each of the $NR machines has the recording's $WANT events ($(cut -d'|' -f2 $W/per.out | sort | uniq -c | tr -s ' ' | head -c 80))" \
+		eval '[[ $(wc -l < $W/per.out) == $NR && $(cut -d"|" -f2 $W/per.out | sort -u) == "$WANT" ]]'
+	tp_query $W/fleet.pftrace "select name, num_cpus from machine where name like 'fleet%'" > $W/names.out
+	check "trace_processor's machine names: fleet1..fleet$NR, each once, with the recording's CPUs" \
+		eval '[[ $(cut -d"|" -f1 $W/names.out | sort -u | wc -l) == $NR ]] && grep -q "^fleet$NR|" $W/names.out'
+else
+	ok "trace_processor # SKIP $TP_WHY"
+fi
+
+# ---- tracectl report ----
+echo "# ${SECONDS}s: tracectl report"
+"$TCTL" report --summary-only $W/fleet.pftrace > $W/report.out 2> $W/report.err
+RC=$?
+check "tracectl report --summary-only of $((NR + 1)) machines: a summary, not a section per machine (exit $RC, $(wc -l < $W/report.out) lines)" \
+	eval '((RC == 0)) && (($(wc -l < $W/report.out) < 400)) && grep -q "calls" $W/report.out'
+head -n 6 $W/report.out | sed 's/^/# /'
+"$TCTL" report --summary-only --machine fleet77 $W/fleet.pftrace > $W/report1.out 2>&1
+RC=$?
+check "tracectl report --machine fleet77: that machine's summary (exit $RC)" \
+	eval '((RC == 0)) && grep -q "fleet77" $W/report1.out && ! grep -q "fleet78" $W/report1.out'
+head -n 4 $W/report1.out | sed 's/^/# /'
+finish
