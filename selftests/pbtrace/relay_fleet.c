@@ -495,7 +495,7 @@ static void proof(const uint8_t *key, const char *label, const uint8_t *a,
 
 /* ---- a relay ---- */
 
-enum state { IDLE, CONNECTING, HELLO_SENT, UP, DONE };
+enum state { IDLE, CONNECTING, HELLO_SENT, UP, CLOSING, DONE };
 
 struct relay {
 	unsigned int i;
@@ -880,6 +880,8 @@ static int do_read(struct relay *r)
 			return -1;
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -1;
+		if (r->st == CLOSING)	/* read to the host's EOF, unparsed */
+			continue;
 		r->rx_len += (size_t)n;
 		for (off = 0; r->rx_len - off >= HDR; off += whole) {
 			len = get32(r->rx + off + 8);
@@ -963,6 +965,15 @@ static void tick(struct relay *r, uint64_t t)
 			start_relay(r);
 		return;
 	}
+	if (r->st == CLOSING) {
+		if (t > r->wake) {
+			fprintf(stderr, "relay_fleet: %s: the host did not close in 30 s\n",
+				r->name);
+			errors++;
+			close_relay(r, false);
+		}
+		return;
+	}
 	if (r->st != UP)
 		goto write;
 	if (r->stall_end) {
@@ -1007,8 +1018,18 @@ write:
 		close_relay(r, !r->quitting);
 		return;
 	}
-	if (r->quitting && r->tx_off == r->tx_len)
-		close_relay(r, false);
+	/*
+	 * Done: half-close and read until the host closes too. A close()
+	 * with unread bytes (a PONG, a CONTROL) would send a reset, and
+	 * the host's kernel would drop what it has not read yet.
+	 */
+	if (r->quitting && r->st == UP && r->tx_off == r->tx_len) {
+		shutdown(r->fd, SHUT_WR);
+		r->st = CLOSING;
+		r->wake = t + WAIT_NS;
+		if (do_read(r))
+			close_relay(r, false);
+	}
 }
 
 static void on_event(struct relay *r, uint32_t events)
