@@ -111,7 +111,7 @@ check "tracectl status: one line for the $NR machines, all $CHUNKS chunks, nothi
 	eval 'grep -q "^  machines: $NR (0 connected), $CHUNKS chunks, .*; lost: 0 chunks in relay gaps, 0 dropped here, 0 events on the guests, 0 disconnects" $W/status.out &&
 		! grep -q "lost something" $W/status.out && (($(grep -c . $W/status.out) < 20))'
 "$TCTL" status --machine $ONE > $W/status1.out 2>&1
-sed -n '/machine $ONE/,+3p' $W/status1.out | sed 's/^/# /'
+sed -n "/machine $ONE/,+3p" $W/status1.out | sed 's/^/# /'
 PER=$(sed -n "s/^$ONE .* chunks \([0-9]*\) .*/\1/p" $W/fleet.out)
 check "tracectl status --machine $ONE: its block, its $PER chunks received" \
 	eval '[[ $(grep -c "^  machine fleet" $W/status1.out) == 1 ]] &&
