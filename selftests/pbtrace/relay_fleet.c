@@ -75,8 +75,9 @@
 #include "pbread.h"
 #include "relay_wire.h"
 
-enum { HELLO = 1, WELCOME, AUTH, CONTROL, CHUNK, PING, PONG, GOODBYE,
-       STOPPED };
+enum {
+	HELLO = 1, WELCOME, AUTH, CONTROL, CHUNK, PING, PONG, GOODBYE, STOPPED
+};
 enum { CTL_START = 1, CTL_STOP, CTL_FLUSH };
 
 #define HDR		16
