@@ -4,11 +4,11 @@
 #
 # A fleet of relays into one host session, in one guest (issue 21, item 7
 # at make check's size): pbtrace.ko is the TCP endpoint, traced loads the
-# names and keys of PBTRACE_FLEET_N (16) relays from its --machines file, and
+# names and keys of PBTRACE_FLEET_N (12) relays from its --machines file, and
 # build/relay_fleet is the fleet: each relay from a loopback address of
 # its own, proving its own key (OpenSSL's HMAC), replaying what this guest
 # recorded a moment before with pbtrace (its event chunks, timestamps moved
-# to now), then STOPPED and gone, PBTRACE_FLEET_JOBS (12) at a time: the endpoint
+# to now), then STOPPED and gone, PBTRACE_FLEET_JOBS (8) at a time: the endpoint
 # holds 16 connections (EP_MAX_CONNS) until admission grows.
 #  * the module counts every chunk the fleet sent (endpoint_stats chunks),
 #    the session has them all, nothing lost (tracectl status: a summary
@@ -27,14 +27,14 @@ B=$TOP/selftests/pbtrace/build
 BIN=${PBTRACE_USER_BUILD:-$TOP/user/build}
 TCTL=$BIN/tracectl
 FLEET=$B/relay_fleet
-# 16 by default (two turns of 12): trace_processor takes ~65 ms of a
+# 12 by default (two turns of 8): trace_processor takes ~65 ms of a
 # native core per machine, ~3.8 s under TCG (49 machines: 186 s at load
 # 8), so 200 do not fit make check's 180 s; PBTRACE_FLEET_N=200 by hand
 # with a longer tools/vm --timeout, 1,000 in tools/bench/fleet
 # (docs/benchmarks.md, "A fleet").
-NR=${PBTRACE_FLEET_N:-16}
+NR=${PBTRACE_FLEET_N:-12}
 ONE=fleet$((NR / 2 + 1))
-JOBS=${PBTRACE_FLEET_JOBS:-12}
+JOBS=${PBTRACE_FLEET_JOBS:-8}
 PORT=20071
 # Relay i's key: KP then i as 8 hex digits (relay_fleet's rule).
 KP=c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadb
