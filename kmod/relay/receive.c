@@ -154,7 +154,8 @@ int ep_conn_thread(void *arg)
 		ep_send(c, &f);
 	}
 	kernel_sock_shutdown(c->sock, SHUT_RDWR);
-	ep_unbind(c, true);
+	/* After its STOPPED the guest's part is whole: leaving loses nothing. */
+	ep_unbind(c, !c->stopped_rcvd);
 	ep_forget_late(c);
 	ep_machine_release(c);
 	mutex_lock(&ep_lock);
