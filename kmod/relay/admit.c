@@ -216,7 +216,11 @@ static int ep_listen(const char *spec)
 		sock_set_reuseaddr(l->sock->sk);
 	ret = kernel_bind(l->sock, (struct pbt_sockaddr *)&a.vm, a.len);
 	if (!ret)
-		ret = kernel_listen(l->sock, EP_BACKLOG);
+		/*
+		 * The accept queue holds a pool's worth: a longer one only
+		 * makes a relay's connection wait behind more strangers.
+		 */
+		ret = kernel_listen(l->sock, endpoint_pending);
 	if (ret) {
 		pr_err("pbtrace: endpoint: %s: cannot listen (%d)\n", spec, ret);
 		goto err;

@@ -35,7 +35,6 @@
 
 #define EP_MAX_CONNS	16	/* admitted: proved who they are */
 #define EP_PENDING	64	/* endpoint_pending's default, per listener */
-#define EP_BACKLOG	4096	/* the accept queue: capped by somaxconn */
 #define EP_HELLO_SECS	10	/* HELLO (and AUTH) done by then, or closed */
 #define EP_IDLE_SECS	30	/* above the longest ping period */
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
