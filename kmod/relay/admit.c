@@ -147,7 +147,9 @@ static void ep_start(struct socket *sock, bool tcp)
 				    c->who);
 		goto free;
 	}
-	c->rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
+	/* A stranger costs 1 KiB of buffer, not 256 (receive.c grows it). */
+	c->rx_size = EP_PENDING_RX;
+	c->rx = kvmalloc(c->rx_size, GFP_KERNEL);
 	if (!c->rx)
 		goto free;
 	c->gen = pbt_remote_changes() - 1;	/* look for a session first thing */

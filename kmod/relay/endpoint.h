@@ -38,6 +38,8 @@
 #define EP_HELLO_SECS	10	/* HELLO (and AUTH) done by then, or closed */
 #define EP_IDLE_SECS	30	/* above the longest ping period */
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
+/* Until it proved itself: HELLO (the largest, 389 bytes), AUTH, PINGs. */
+#define EP_PENDING_RX	1024
 #define EP_LISTENERS	2
 #define EP_MAX_CIDS	16
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
@@ -139,6 +141,7 @@ struct ep_conn {
 	u64 pong_recv[FRAME_NR_CLOCKS];	/* host t2 */
 	u64 pong_reply[FRAME_NR_CLOCKS]; /* host t3 */
 	u8 *rx;
+	size_t rx_size;			/* EP_PENDING_RX, EP_RX_SIZE once authed */
 	size_t have;
 	/* CONTROL is largest */
 	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX + FRAME_TAG_LEN];

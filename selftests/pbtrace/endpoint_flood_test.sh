@@ -46,6 +46,7 @@ finish() {
 }
 
 rmmod pbtrace 2>/dev/null
+modprobe tcp_diag 2>/dev/null	# ss -K: sock_destroy through inet_diag
 if ! insmod "$KO" endpoint=vsock:$PORT,tcp:$TPORT relay=tcp:127.0.0.1:$TPORT \
 	relay_key=$KEY relay_name=self; then
 	not_ok "insmod pbtrace.ko endpoint=vsock:$PORT,tcp:$TPORT relay=tcp:127.0.0.1:$TPORT"
@@ -59,8 +60,8 @@ check "the relay is machine \"self\", online" \
 # ---- the crowd ----
 "$FLOOD" $TPORT 64 4 150 2 > $W/flood.out 2>&1 &
 FL=$!
-check "the crowd holds the TCP pool's loopback share ($SHARE of $POOL) and churns in it" \
-	WAIT_STEP=0.5 wait_for 120 eval '[[ $(ep_stat tcp_pending) -ge $SHARE && $(ep_stat tcp_peer_limit) -ge 1000 ]]'
+WAIT_STEP=0.5 check "the crowd holds the TCP pool's loopback share ($SHARE of $POOL) and churns in it" \
+	wait_for 120 eval '[[ $(ep_stat tcp_pending) -ge $SHARE && $(ep_stat tcp_peer_limit) -ge 1000 ]]'
 sleep 2
 tail -n 1 $W/flood.out | sed 's/^/# flood: /'
 pend=$(ep_stat tcp_pending)
@@ -70,6 +71,7 @@ check "the TCP crowd takes nothing of vsock's pool (vsock_pending $(ep_stat vsoc
 	test "$(ep_stat vsock_pending)" = 0
 
 # ---- cut the relay, three times ----
+echo "# ${SECONDS}s: cut the relay"
 for round in 1 2 3; do
 	w0=$(relay_stat welcomes)
 	t0=$(date +%s%N)
@@ -89,6 +91,7 @@ for round in 1 2 3; do
 done
 
 # ---- others get in meanwhile ----
+echo "# ${SECONDS}s: a keyed relay and a vsock guest"
 t0=$(date +%s%N)
 timeout 60 "$MANY" -f 127.0.0.1 $TPORT keyed 1 1 $KEY > $W/many.out 2>&1
 ms=$(ms_since $t0)
