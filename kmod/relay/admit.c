@@ -16,7 +16,9 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/sched/task.h>
+#include <linux/sockptr.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 
 #include "compat.h"
 #include "endpoint.h"
@@ -194,6 +196,23 @@ static int ep_accept_thread(void *arg)
 	return 0;
 }
 
+/*
+ * TCP: a connection that has sent nothing stays out of the accept queue
+ * (TCP_DEFER_ACCEPT) for EP_HELLO_SECS, a request socket in the SYN queue
+ * of EP_TCP_BACKLOG. A crowd that connects and stays silent (or resets)
+ * then costs no thread and waits in no queue ahead of a relay, whose
+ * HELLO comes with its first segment: the relays that speak are accepted
+ * at once. Past the deferral a silent one is accepted after all, and
+ * the pending pool judges it.
+ */
+static int ep_defer_accept(struct socket *sock)
+{
+	int secs = EP_HELLO_SECS;
+
+	return sock->ops->setsockopt(sock, SOL_TCP, TCP_DEFER_ACCEPT,
+				     KERNEL_SOCKPTR(&secs), sizeof(secs));
+}
+
 static int ep_listen(const char *spec)
 {
 	struct ep_listener *l = &ep_listeners[ep_nr_listeners];
@@ -214,15 +233,20 @@ static int ep_listen(const char *spec)
 	ret = pbt_sock_open(&a, &l->sock);
 	if (ret)
 		return ret;
-	if (l->tcp)
+	ret = 0;
+	if (l->tcp) {
 		sock_set_reuseaddr(l->sock->sk);
-	ret = kernel_bind(l->sock, (struct pbt_sockaddr *)&a.vm, a.len);
+		ret = ep_defer_accept(l->sock);
+	}
 	if (!ret)
-		/*
-		 * The accept queue holds a pool's worth: a longer one only
-		 * makes a relay's connection wait behind more strangers.
-		 */
-		ret = kernel_listen(l->sock, endpoint_pending);
+		ret = kernel_bind(l->sock, (struct pbt_sockaddr *)&a.vm, a.len);
+	/*
+	 * vsock's accept queue holds a pool's worth: a longer one only
+	 * makes a guest wait behind more strangers.
+	 */
+	if (!ret)
+		ret = kernel_listen(l->sock, l->tcp ? EP_TCP_BACKLOG :
+						       endpoint_pending);
 	if (ret) {
 		pr_err("pbtrace: endpoint: %s: cannot listen (%d)\n", spec, ret);
 		goto err;

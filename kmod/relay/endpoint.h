@@ -35,6 +35,7 @@
 
 #define EP_MAX_CONNS	16	/* admitted: proved who they are */
 #define EP_PENDING	64	/* endpoint_pending's default, per listener */
+#define EP_TCP_BACKLOG	4096	/* silent connections deferred (admit.c) */
 #define EP_HELLO_SECS	10	/* HELLO (and AUTH) done by then, or closed */
 #define EP_IDLE_SECS	30	/* above the longest ping period */
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
