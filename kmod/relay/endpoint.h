@@ -98,10 +98,10 @@ struct ep_machine {
 };
 
 enum ep_conn_state {
+	EP_CONN_GONE,			/* on no count (yet, or any more) */
 	EP_CONN_PENDING,		/* in its listener's pool */
 	EP_CONN_ADMITTED,		/* proved itself */
 	EP_CONN_EVICTED,		/* displaced by a newer one: closing */
-	EP_CONN_GONE,			/* off every count */
 };
 
 struct ep_conn {
