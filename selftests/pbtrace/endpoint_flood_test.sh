@@ -65,9 +65,11 @@ cut() {
 	t0=$(date +%s%N)
 	ss -t -K src 127.0.0.1 dst 127.0.0.1 "( sport = :$TPORT or dport = :$TPORT )" > /dev/null 2>&1
 	wait_for 50 eval '[[ $(relay_stat connected) == 0 || $(relay_stat welcomes) != "$w0" ]]' || return 2
-	WAIT_STEP=0.02 wait_for $((BOUND * 50)) eval '[[ $(relay_stat connected) == 1 && $(relay_stat welcomes) -gt $w0 ]]'
+	WAIT_STEP=0.1 wait_for $((BOUND * 10)) eval '[[ $(relay_stat connected) == 1 && $(relay_stat welcomes) -gt $w0 ]]'
 	rc=$?
 	ms_since $t0
+	echo "# relay_stats: $(grep -E '^(connects|welcomes|errors|last_error) ' $P/relay_stats | tr '\n' ' ')" >&2
+	dmesg | grep "pbtrace: relay" | tail -n 4 | sed 's/^/# dmesg: /' >&2
 	return $rc
 }
 
