@@ -98,7 +98,7 @@ check "64 loopback addresses are one peer: the crowd holds $pend of the $POOL, a
 check "the TCP crowd takes nothing of vsock's pool (vsock_pending $(ep_stat vsock_pending))" \
 	test "$(ep_stat vsock_pending)" = 0
 
-# ---- cut the relay, three times ----
+# ---- cut the relay, twice ----
 echo "# ${SECONDS}s: cut the relay"
 for round in 1 2; do
 	ms=$(cut)
