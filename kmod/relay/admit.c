@@ -3,9 +3,10 @@
  * The endpoint: the host's pbtrace.ko accepts relays from its guests
  * (docs/relay-protocol.md). Loaded with endpoint=vsock:PORT, a kthread
  * listens and gives each connection a kthread of its own (receive.c).
- * One peer (vsock CID, TCP address) holds at most EP_MAX_PER_PEER
- * connections, so no guest can lock the others out; unload shuts every
- * socket down before it stops a thread.
+ * A connection waits in its listener's pending pool until it proves who
+ * it is (pending.c), where a newer one may displace it, so strangers only
+ * ever compete with strangers; unload shuts every socket down before it
+ * stops a thread.
  *
  * endpoint=vsock:PORT,tcp:ADDR:PORT listens on both.
  */
@@ -15,7 +16,9 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/sched/task.h>
+#include <linux/sockptr.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 
 #include "compat.h"
 #include "endpoint.h"
@@ -29,7 +32,6 @@ MODULE_PARM_DESC(endpoint_cids, "vsock: accept only these peer CIDs, comma-separ
 
 DEFINE_MUTEX(ep_lock);			/* ep_conns, the machine table */
 static LIST_HEAD(ep_conns);
-static unsigned int ep_nr_conns;
 static struct ep_listener {
 	struct socket *sock;
 	struct task_struct *task;
@@ -56,17 +58,21 @@ static void ep_conn_free(struct ep_conn *c)
 	kfree(c);
 }
 
-/* Free finished connections, or all of them (module exit). */
-static void ep_reap(bool all)
+/*
+ * Free the finished connections of @l's kind, or all of them (@l NULL:
+ * module exit). A listener reaps only its own: the one it displaced from
+ * its pool (pending.c) stays valid until it has shut that one down.
+ */
+static void ep_reap(const struct ep_listener *l)
 {
 	struct ep_conn *c, *tmp;
 	LIST_HEAD(dead);
 
 	mutex_lock(&ep_lock);
 	list_for_each_entry_safe(c, tmp, &ep_conns, node) {
-		if (all || c->done) {
+		if (!l || (c->done && c->tcp == l->tcp)) {
 			list_move(&c->node, &dead);
-			ep_nr_conns--;
+			ep_pending_forget(c);
 		}
 	}
 	mutex_unlock(&ep_lock);
@@ -75,7 +81,7 @@ static void ep_reap(bool all)
 	 * ends a send waiting for the guest's credit and the receive, then
 	 * stop the threads (kthread_stop() waits for each).
 	 */
-	if (all)
+	if (!l)
 		list_for_each_entry(c, &dead, node)
 			kernel_sock_shutdown(c->sock, SHUT_RDWR);
 	list_for_each_entry_safe(c, tmp, &dead, node)
@@ -108,64 +114,23 @@ static bool ep_cid_allowed(u32 cid)
 	return !ep_nr_cids;
 }
 
-static bool ep_same_peer(const struct ep_conn *a, const struct ep_conn *b)
-{
-	return a->tcp == b->tcp &&
-	       (a->tcp ? a->addr == b->addr : a->cid == b->cid);
-}
-
 /*
- * A connection slot for @c, unless all EP_MAX_CONNS are taken or its peer
- * holds EP_MAX_PER_PEER already, so one peer cannot lock the others out.
- * Only the listener's thread adds to ep_conns, so the count holds until
- * ep_start() adds @c.
+ * Into the pending pool, displacing the oldest stranger there when the
+ * pool or the peer's share is full: shut down here, it ends its thread.
  */
-static int ep_slot_get(const struct ep_conn *c)
+static void ep_join(struct ep_conn *c)
 {
-	const struct ep_conn *o;
-	int same = 0, ret = 0;
+	struct ep_conn *v;
 
 	mutex_lock(&ep_lock);
-	list_for_each_entry(o, &ep_conns, node)
-		if (!o->done && ep_same_peer(o, c))
-			same++;
-	if (ep_nr_conns >= EP_MAX_CONNS)
-		ret = -ENOSPC;
-	else if (same >= EP_MAX_PER_PEER)
-		ret = -EBUSY;
-	else
-		ep_nr_conns++;
+	list_add(&c->node, &ep_conns);
 	mutex_unlock(&ep_lock);
-	return ret;
-}
-
-static bool ep_admit(struct ep_conn *c)
-{
-	int ret;
-
-	if (!c->tcp && !ep_cid_allowed(c->cid)) {
-		atomic_inc(&ep_stats.cid_refused);
-		pr_info_ratelimited("pbtrace: endpoint: %s is not in endpoint_cids, closing\n",
-				    c->who);
-		return false;
+	v = ep_pending_add(c);
+	if (v) {
+		pr_info_ratelimited("pbtrace: endpoint: %s is still in its handshake, closing it for %s (endpoint_pending=%u)\n",
+				    v->who, c->who, endpoint_pending);
+		kernel_sock_shutdown(v->sock, SHUT_RDWR);
 	}
-	ret = ep_slot_get(c);
-	if (ret == -EBUSY) {
-		atomic_inc(&ep_stats.peer_limit);
-		pr_info_ratelimited("pbtrace: endpoint: %s has %d connections already, closing a new one\n",
-				    c->who, EP_MAX_PER_PEER);
-	} else if (ret) {
-		pr_info_ratelimited("pbtrace: endpoint: all %d connections taken, closing %s\n",
-				    EP_MAX_CONNS, c->who);
-	}
-	return !ret;
-}
-
-static void ep_slot_put(void)
-{
-	mutex_lock(&ep_lock);
-	ep_nr_conns--;
-	mutex_unlock(&ep_lock);
 }
 
 static void ep_start(struct socket *sock, bool tcp)
@@ -178,11 +143,17 @@ static void ep_start(struct socket *sock, bool tcp)
 	c->sock = sock;
 	c->tcp = tcp;
 	ep_peer(c);
-	if (!ep_admit(c))
+	if (!c->tcp && !ep_cid_allowed(c->cid)) {
+		atomic_inc(&ep_stats.cid_refused);
+		pr_info_ratelimited("pbtrace: endpoint: %s is not in endpoint_cids, closing\n",
+				    c->who);
 		goto free;
-	c->rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
+	}
+	/* A stranger costs 1 KiB of buffer, not 256 (receive.c grows it). */
+	c->rx_size = EP_PENDING_RX;
+	c->rx = kvmalloc(c->rx_size, GFP_KERNEL);
 	if (!c->rx)
-		goto put;
+		goto free;
 	c->gen = pbt_remote_changes() - 1;	/* look for a session first thing */
 	sock->sk->sk_rcvtimeo = EP_POLL_JIFFIES;
 	sock->sk->sk_sndtimeo = HZ;
@@ -190,17 +161,13 @@ static void ep_start(struct socket *sock, bool tcp)
 	if (IS_ERR(c->task))
 		goto free_rx;
 	get_task_struct(c->task);
-	mutex_lock(&ep_lock);
-	list_add(&c->node, &ep_conns);
-	mutex_unlock(&ep_lock);
+	ep_join(c);
 	atomic_inc(&ep_stats.accepted);
 	wake_up_process(c->task);
 	return;
 
 free_rx:
 	kvfree(c->rx);
-put:
-	ep_slot_put();
 free:
 	kfree(c);
 refuse:
@@ -215,7 +182,7 @@ static int ep_accept_thread(void *arg)
 	int ret;
 
 	while (!kthread_should_stop()) {
-		ep_reap(false);
+		ep_reap(l);
 		ret = kernel_accept(l->sock, &sock, 0);
 		if (ret == -EAGAIN || ret == -EINTR)
 			continue;		/* timeout: check for stop */
@@ -223,10 +190,27 @@ static int ep_accept_thread(void *arg)
 			schedule_timeout_interruptible(HZ / 10);
 			continue;
 		}
-		ep_reap(false);		/* those that ended while we waited */
+		ep_reap(l);		/* those that ended while we waited */
 		ep_start(sock, l->tcp);
 	}
 	return 0;
+}
+
+/*
+ * TCP: a connection that has sent nothing stays out of the accept queue
+ * (TCP_DEFER_ACCEPT) for EP_HELLO_SECS, a request socket in the SYN queue
+ * of EP_TCP_BACKLOG. A crowd that connects and stays silent (or resets)
+ * then costs no thread and waits in no queue ahead of a relay, whose
+ * HELLO comes with its first segment: the relays that speak are accepted
+ * at once. Past the deferral a silent one is accepted after all, and
+ * the pending pool judges it.
+ */
+static int ep_defer_accept(struct socket *sock)
+{
+	int secs = EP_HELLO_SECS;
+
+	return sock->ops->setsockopt(sock, SOL_TCP, TCP_DEFER_ACCEPT,
+				     KERNEL_SOCKPTR(&secs), sizeof(secs));
 }
 
 static int ep_listen(const char *spec)
@@ -249,11 +233,20 @@ static int ep_listen(const char *spec)
 	ret = pbt_sock_open(&a, &l->sock);
 	if (ret)
 		return ret;
-	if (l->tcp)
+	ret = 0;
+	if (l->tcp) {
 		sock_set_reuseaddr(l->sock->sk);
-	ret = kernel_bind(l->sock, (struct pbt_sockaddr *)&a.vm, a.len);
+		ret = ep_defer_accept(l->sock);
+	}
 	if (!ret)
-		ret = kernel_listen(l->sock, EP_MAX_CONNS);
+		ret = kernel_bind(l->sock, (struct pbt_sockaddr *)&a.vm, a.len);
+	/*
+	 * vsock's accept queue holds a pool's worth: a longer one only
+	 * makes a guest wait behind more strangers.
+	 */
+	if (!ret)
+		ret = kernel_listen(l->sock, l->tcp ? EP_TCP_BACKLOG :
+						       endpoint_pending);
 	if (ret) {
 		pr_err("pbtrace: endpoint: %s: cannot listen (%d)\n", spec, ret);
 		goto err;
@@ -309,7 +302,9 @@ int pbt_endpoint_init(void)
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = pbt_key_init();
+	ret = ep_pending_init();
+	if (!ret)
+		ret = pbt_key_init();
 	if (!ret)
 		ret = ep_parse_cids();
 	for (p = endpoint; !ret && *p; p += n + !!p[n]) {
@@ -334,7 +329,7 @@ void pbt_endpoint_exit(void)
 
 	for (i = 0; i < ep_nr_listeners; i++)
 		kthread_stop(ep_listeners[i].task);
-	ep_reap(true);
+	ep_reap(NULL);
 	for (i = 0; i < ep_nr_listeners; i++)
 		sock_release(ep_listeners[i].sock);
 	memset(ep_listeners, 0, sizeof(ep_listeners));

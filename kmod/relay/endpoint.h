@@ -4,6 +4,8 @@
  * share. Calls go down only:
  *
  *   admit.c     listeners, who may connect, a connection's start and end
+ *   pending.c   the pending pools: connections in their handshake, and
+ *               which one a newer one displaces
  *   receive.c   one connection's thread: frames in, deadlines, dispatch
  *   hello.c     HELLO and AUTH: who the relay is, and its machine
  *   bind.c      the session a machine records for: CONTROL, CHUNK, STOPPED
@@ -31,11 +33,14 @@
 #include "core/frame.h"
 #include "pbtrace.h"
 
-#define EP_MAX_CONNS	16
-#define EP_MAX_PER_PEER	4	/* per vsock CID or TCP source address */
+#define EP_MAX_CONNS	16	/* admitted: proved who they are */
+#define EP_PENDING	64	/* endpoint_pending's default, per listener */
+#define EP_TCP_BACKLOG	4096	/* silent connections deferred (admit.c) */
 #define EP_HELLO_SECS	10	/* HELLO (and AUTH) done by then, or closed */
 #define EP_IDLE_SECS	30	/* above the longest ping period */
 #define EP_RX_SIZE	(FRAME_HDR_LEN + FRAME_MAX_PAYLOAD + FRAME_TAG_LEN)
+/* Until it proved itself: HELLO (the largest, 389 bytes), AUTH, PINGs. */
+#define EP_PENDING_RX	1024
 #define EP_LISTENERS	2
 #define EP_MAX_CIDS	16
 #define EP_HELLO_MAX	400		/* largest HELLO payload is 389 */
@@ -92,8 +97,19 @@ struct ep_machine {
 	s64 offset_ns;			/* host BOOTTIME - guest BOOTTIME */
 };
 
+enum ep_conn_state {
+	EP_CONN_GONE,			/* on no count (yet, or any more) */
+	EP_CONN_PENDING,		/* in its listener's pool */
+	EP_CONN_ADMITTED,		/* proved itself */
+	EP_CONN_EVICTED,		/* displaced by a newer one: closing */
+};
+
 struct ep_conn {
 	struct list_head node;		/* ep_conns, under ep_lock */
+	struct list_head pending;	/* its pool's, oldest first; ep_lock */
+	enum ep_conn_state state;	/* under ep_lock */
+	u64 pending_peer;		/* whose share it takes in the pool */
+	bool welcomed;			/* TCP: HELLO answered (READ_ONCE) */
 	struct task_struct *task;
 	struct socket *sock;
 	bool done;			/* thread finished; under ep_lock */
@@ -126,6 +142,7 @@ struct ep_conn {
 	u64 pong_recv[FRAME_NR_CLOCKS];	/* host t2 */
 	u64 pong_reply[FRAME_NR_CLOCKS]; /* host t3 */
 	u8 *rx;
+	size_t rx_size;			/* EP_PENDING_RX, EP_RX_SIZE once authed */
 	size_t have;
 	/* CONTROL is largest */
 	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX + FRAME_TAG_LEN];
@@ -163,12 +180,23 @@ struct ep_counters {
 	atomic_t truncated, idle, duplicate, table_full, auth_failed;
 	atomic_t cid_refused, identity_refused, peer_full;
 	atomic_t controls, stopped, chunks_unbound, packets_dropped;
-	atomic_t peer_limit, handshake_timeout, send_timeout;
+	atomic_t handshake_timeout, send_timeout, admitted, conns_full;
 	atomic_t renamed, evicted, forgotten, names_loaded;
 	atomic_t bad[FRAME_E_NR];
 };
 
 extern struct ep_counters ep_stats;
+
+/* A listener's pool of connections in their handshake (pending.c). */
+struct ep_pool {
+	struct list_head conns;		/* oldest first */
+	unsigned int nr;
+	atomic_t full;			/* the oldest closed: the pool was full */
+	atomic_t peer_limit;		/* the peer's oldest: its share was */
+};
+
+extern struct ep_pool ep_pools[EP_LISTENERS];
+extern unsigned int endpoint_pending;
 
 extern struct mutex ep_lock;
 extern unsigned int endpoint_ping_ms;
@@ -229,6 +257,13 @@ int ep_auth(struct ep_conn *c, const struct frame_auth *a);
 
 /* receive.c */
 int ep_conn_thread(void *arg);
+
+/* pending.c: ep_pending_forget() under ep_lock */
+struct ep_conn *ep_pending_add(struct ep_conn *c);
+int ep_pending_admit(struct ep_conn *c);
+void ep_pending_forget(struct ep_conn *c);
+int ep_pending_init(void);
+int ep_pending_stats(char *buf, int n);
 
 /* stats.c */
 int ep_listening(void);

@@ -47,13 +47,20 @@ int ep_hello(struct ep_conn *c, const struct frame_hello *h,
 			return ret;
 		c->hello_len = min_t(size_t, raw_len, EP_HELLO_MAX);
 		memcpy(c->hello, raw, c->hello_len);
-	} else {
-		ret = ep_machine_reserve(c, h->hint);
-		if (ret)
-			return ret;
-		f.welcome.machine_id = c->m->id;
-		ep_machine_commit(c);
+		ret = ep_send(c, &f);
+		/* Strangers that stay silent go before it now (pending.c). */
+		if (!ret)
+			WRITE_ONCE(c->welcomed, true);
+		return ret;
 	}
+	/* An allowed CID (admit.c) with a HELLO: it proved itself. */
+	ret = ep_pending_admit(c);
+	if (!ret)
+		ret = ep_machine_reserve(c, h->hint);
+	if (ret)
+		return ret;
+	f.welcome.machine_id = c->m->id;
+	ep_machine_commit(c);
 	return ep_send(c, &f);
 }
 
@@ -75,6 +82,10 @@ int ep_auth(struct ep_conn *c, const struct frame_auth *a)
 				    "relay_key");
 		return -EACCES;
 	}
+	/* It holds the key: into the admitted set, then its machine. */
+	ret = ep_pending_admit(c);
+	if (ret)
+		return ret;
 	/* From here on every frame, either way, is tagged. */
 	ret = pbt_tags_init(&c->tags, &c->key, c->host_nonce, c->relay_nonce,
 			    a->mac, true);

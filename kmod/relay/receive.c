@@ -92,6 +92,20 @@ static int ep_expired(struct ep_conn *c, unsigned long hello_end,
 	return 0;
 }
 
+/* Proved itself: the buffer a whole chunk fits in, with what it holds. */
+static int ep_rx_grow(struct ep_conn *c)
+{
+	u8 *rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
+
+	if (!rx)
+		return -ENOMEM;
+	memcpy(rx, c->rx, c->have);
+	kvfree(c->rx);
+	c->rx = rx;
+	c->rx_size = EP_RX_SIZE;
+	return 0;
+}
+
 static int ep_serve(struct ep_conn *c)
 {
 	unsigned long idle_end = jiffies + EP_IDLE_SECS * HZ;
@@ -104,8 +118,14 @@ static int ep_serve(struct ep_conn *c)
 
 	frame_parser_init(&c->ps, FRAME_ROLE_HOST, c->tcp);
 	while (!kthread_should_stop()) {
+		if (c->authed && c->rx_size < EP_RX_SIZE && ep_rx_grow(c))
+			return -ENOMEM;
+		if (c->have == c->rx_size) {	/* no handshake frame is that long */
+			c->bad = FRAME_E_LENGTH;
+			return -EBADMSG;
+		}
 		vec.iov_base = c->rx + c->have;
-		vec.iov_len = EP_RX_SIZE - c->have;
+		vec.iov_len = c->rx_size - c->have;
 		ret = kernel_recvmsg(c->sock, &msg, &vec, 1, vec.iov_len, 0);
 		pbt_clocks(recv);
 		if (ep_sync_due(c)) {

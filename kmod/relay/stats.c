@@ -44,8 +44,8 @@ static int ep_stats_get(char *buf, const struct kernel_param *kp)
 		       atomic_read(&ep_stats.stopped),
 		       atomic_read(&ep_stats.chunks_unbound),
 		       atomic_read(&ep_stats.packets_dropped));
-	n += sysfs_emit_at(buf, n, "peer_limit %d\nhandshake_timeout %d\nsend_timeout %d\n",
-			   atomic_read(&ep_stats.peer_limit),
+	n = ep_pending_stats(buf, n);
+	n += sysfs_emit_at(buf, n, "handshake_timeout %d\nsend_timeout %d\n",
 			   atomic_read(&ep_stats.handshake_timeout),
 			   atomic_read(&ep_stats.send_timeout));
 	ep_machines_count(&all, &online);

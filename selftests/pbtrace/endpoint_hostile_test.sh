@@ -9,10 +9,11 @@
 #    going for ever: rmmod must still end at once (the referee: rmmod's
 #    own exit, timed; a hung one is reported, then the guest is killed to
 #    free it), and without rmmod the host must give up on that send.
-# 2. One peer opening 20 connections (more than the 16 there are) and
-#    trickling a HELLO byte a second: the host holds only its per-peer
-#    share, closes them at the handshake deadline, and a good relay from
-#    another address (TCP 127.0.0.1 against 127.0.0.2) gets in meanwhile.
+# 2. One peer opening 8 connections more than its share of the pending
+#    pool (endpoint_pending / 4) and trickling a HELLO byte a second: the
+#    host holds only the newest of its share, closed the oldest for them,
+#    closes the rest at the handshake deadline, and a good relay from
+#    127.0.0.1 (loopback is one peer: the crowd's) gets in meanwhile.
 # 3. A welcomed relay trickling a PING a byte a second is closed as idle.
 set -u
 
