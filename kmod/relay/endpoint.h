@@ -33,7 +33,7 @@
 #include "core/frame.h"
 #include "pbtrace.h"
 
-#define EP_MAX_CONNS	16	/* admitted: proved who they are */
+#define EP_MAX_CONNS	1024	/* endpoint_max_conns' default: admitted */
 #define EP_PENDING	64	/* endpoint_pending's default, per listener */
 #define EP_TCP_BACKLOG	4096	/* silent connections deferred (admit.c) */
 #define EP_HELLO_SECS	10	/* HELLO (and AUTH) done by then, or closed */

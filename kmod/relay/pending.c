@@ -16,7 +16,9 @@
  * answered, waiting for AUTH) goes after every one that has not.
  *
  * A connection that proved itself leaves its pool for the admitted set
- * (at most EP_MAX_CONNS), from which no stranger ever takes a place.
+ * (at most endpoint_max_conns), from which no stranger ever takes a place.
+ * It is a count, not a table: a connection's memory (its 256 KiB receive
+ * buffer above all) is allocated when it connects and freed when it ends.
  * Everything is under ep_lock; the pools belong to admit.c's listeners.
  */
 #include <linux/module.h>
@@ -27,6 +29,10 @@
 unsigned int endpoint_pending = EP_PENDING;
 module_param(endpoint_pending, uint, 0444);
 MODULE_PARM_DESC(endpoint_pending, "connections in their handshake each listener holds, 4..4096 (default 64; a peer, all of loopback being one, holds a quarter)");
+
+static unsigned int endpoint_max_conns = EP_MAX_CONNS;
+module_param(endpoint_max_conns, uint, 0444);
+MODULE_PARM_DESC(endpoint_max_conns, "connections that proved themselves the endpoint holds, vsock and TCP together, 1..65536 (default 1024)");
 
 struct ep_pool ep_pools[EP_LISTENERS] = {	/* [0] vsock, [1] TCP */
 	{ .conns = LIST_HEAD_INIT(ep_pools[0].conns) },
@@ -118,7 +124,7 @@ int ep_pending_admit(struct ep_conn *c)
 	mutex_lock(&ep_lock);
 	if (c->state != EP_CONN_PENDING) {
 		ret = -ECONNRESET;
-	} else if (ep_nr_admitted >= EP_MAX_CONNS) {
+	} else if (ep_nr_admitted >= endpoint_max_conns) {
 		atomic_inc(&ep_stats.conns_full);
 		ret = -ENOSPC;
 	} else {
@@ -130,8 +136,8 @@ int ep_pending_admit(struct ep_conn *c)
 	}
 	mutex_unlock(&ep_lock);
 	if (ret == -ENOSPC)
-		pr_info_ratelimited("pbtrace: endpoint: %s proved itself, but all %d admitted connections are taken, closing\n",
-				    c->who, EP_MAX_CONNS);
+		pr_info_ratelimited("pbtrace: endpoint: %s proved itself, but all %u admitted connections are taken (endpoint_max_conns), closing\n",
+				    c->who, endpoint_max_conns);
 	return ret;
 }
 
@@ -152,6 +158,11 @@ int ep_pending_init(void)
 	if (endpoint_pending < 4 || endpoint_pending > 4096) {
 		pr_err("pbtrace: endpoint_pending=%u: want 4..4096 connections in their handshake per listener\n",
 		       endpoint_pending);
+		return -EINVAL;
+	}
+	if (endpoint_max_conns < 1 || endpoint_max_conns > 65536) {
+		pr_err("pbtrace: endpoint_max_conns=%u: want 1..65536 connections\n",
+		       endpoint_max_conns);
 		return -EINVAL;
 	}
 	return 0;

@@ -8,8 +8,7 @@
 # build/relay_fleet is the fleet: each relay from a loopback address of
 # its own, proving its own key (OpenSSL's HMAC), replaying what this guest
 # recorded a moment before with pbtrace (its event chunks, timestamps moved
-# to now), then STOPPED and gone, PBTRACE_FLEET_JOBS (8) at a time: the endpoint
-# holds 16 connections (EP_MAX_CONNS) until admission grows.
+# to now), then STOPPED and gone, PBTRACE_FLEET_JOBS (8) at a time.
 #  * the module counts every chunk the fleet sent (endpoint_stats chunks),
 #    the session has them all, nothing lost (tracectl status: a summary
 #    line, one machine's block on request);
@@ -17,7 +16,10 @@
 #    CPUs, threads and sched slices, each relay's events exactly the
 #    recording's, no error or data_loss stats; how long it took to load;
 #  * tracectl report -s: the syscalls summed over the machines, one
-#    machine's detail with --machine.
+#    machine's detail with --machine;
+#  * then PBTRACE_FLEET_HOLD (40) more relays connected at once, idle:
+#    the admitted set holds them all (endpoint_stats conns; it held 16
+#    before endpoint_max_conns), none refused (conns_full 0).
 # Run from the repo: tools/vm --no-module --mem 2G -- selftests/pbtrace/fleet_test.sh
 set -u
 
@@ -35,6 +37,7 @@ FLEET=$B/relay_fleet
 NR=${PBTRACE_FLEET_N:-12}
 ONE=fleet$((NR / 2 + 1))
 JOBS=${PBTRACE_FLEET_JOBS:-8}
+HOLD=${PBTRACE_FLEET_HOLD:-40}
 PORT=20071
 # Relay i's key: KP then i as 8 hex digits (relay_fleet's rule).
 KP=c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadb
@@ -64,14 +67,14 @@ if ! insmod "$KO" endpoint=tcp:$PORT; then
 	not_ok "insmod endpoint=tcp:$PORT"
 	finish
 fi
-for ((i = 1; i <= NR; i++)); do
+for ((i = 1; i <= NR + HOLD; i++)); do
 	printf 'key fleet%d %s%08x\n' $i $KP $i
 done > $W/machines
 chmod 600 $W/machines
 "$BIN/traced" --machines $W/machines 2> $W/traced.log &
 TRACED=$!
-wait_for 300 eval '[[ $(ep_stat names) == $NR ]] && "$TCTL" status 2>/dev/null | grep -q "traced: running"'
-check "traced --machines: $NR names with keys loaded ($(ep_stat names))" test "$(ep_stat names)" = $NR
+wait_for 300 eval '[[ $(ep_stat names) == $((NR + HOLD)) ]] && "$TCTL" status 2>/dev/null | grep -q "traced: running"'
+check "traced --machines: $((NR + HOLD)) names with keys loaded ($(ep_stat names))" test "$(ep_stat names)" = $((NR + HOLD))
 
 # ---- what a guest records: pbtrace, here, a moment ago ----
 echo "# ${SECONDS}s: the recording the fleet replays"
@@ -172,4 +175,14 @@ RC=$?
 check "tracectl report --machine $ONE: that machine's summary (exit $RC)" \
 	eval '((RC == 0)) && grep -q "$ONE" $W/report1.out && ! grep -q "fleet$((NR / 2 + 2))" $W/report1.out'
 head -n 4 $W/report1.out | sed 's/^/# /'
+
+# ---- many at once ----
+echo "# ${SECONDS}s: $HOLD more relays connected at once"
+"$FLEET" -p -t 150 $PORT fleet $((NR + 1)) $HOLD $KP $W/src.pftrace > $W/hold.out 2> $W/hold.err &
+HOLDER=$!
+wait_for 1200 eval '[[ $(ep_stat conns) == $HOLD ]]'
+check "all $HOLD connected at once, proved, in the admitted set (conns $(ep_stat conns), conns_full $(ep_stat conns_full))" \
+	eval '[[ $(ep_stat conns) == $HOLD && $(ep_stat conns_full) == 0 ]]'
+kill $HOLDER 2>/dev/null
+wait $HOLDER 2>/dev/null
 finish
