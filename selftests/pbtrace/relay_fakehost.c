@@ -25,7 +25,7 @@
  *     relay closes the connection (the module is unloaded under it) or
  *     SECS pass; TAP: chunks came, and the relay closed the link.
  *   relay_fakehost trickle PORT SECS DIR   a host that grants a byte of
- *     credit every 100 ms (it stops reading, and its 64 KiB vsock buffer
+ *     credit every 100 ms (it stops reading, and its 16 KiB vsock buffer
  *     grows a byte at a time): twice, start a session, take a chunk, then
  *     trickle. Connection 1: the relay must give its frame up and
  *     connect again within SECS. Connection 2: DIR/trickling once it
@@ -60,10 +60,11 @@
  * trickles the host reads no more and grows the buffer a byte every
  * TRICKLE_MS: vsock sends a credit update for each, so the relay's sends
  * move a byte at a time and never fail by themselves (as relay_hostile
- * stall does to the endpoint). Not smaller: 6.12's vsock counts each
- * queued skb's overhead against the buffer.
+ * stall does to the endpoint). Small, so the relay fills it in a few
+ * chunks, before its 10 s wait for a PONG ends (6.12's vsock counts each
+ * queued skb's overhead against it: 16 KiB still holds a chunk's).
  */
-#define TRICKLE_BUF 65536ULL
+#define TRICKLE_BUF 16384ULL
 #define TRICKLE_MS 100
 
 static uint8_t rx[FRAME_HDR_LEN + FRAME_MAX_PAYLOAD];
