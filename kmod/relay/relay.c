@@ -44,6 +44,17 @@ static struct task_struct *relay_task;
 static struct pbt_addr relay_addr;
 static u8 relay_hint_bytes[FRAME_HINT_LEN];
 static struct relay_conn *relay_conn;
+/*
+ * The thread owns its socket (relay_conn->sock): it opens, publishes,
+ * takes back and releases it. Unload shuts it down first, so a send or
+ * receive in progress returns at once, and only then stops the thread.
+ * relay_sock_lock keeps the two apart: the thread publishes a socket and
+ * takes it back under it, so the socket unload shuts down is never one
+ * being released; and once relay_stop is set no new one is published.
+ * Nothing sleeps on the socket with the lock held.
+ */
+static DEFINE_MUTEX(relay_sock_lock);
+static bool relay_stop;
 
 static u64 fnv1a(u64 h, const char *s)
 {
@@ -147,6 +158,33 @@ long relay_idle_timeo(const struct relay_conn *c)
 	long t = msecs_to_jiffies(c->ping_period_ms);
 
 	return clamp_t(long, t, 1, HZ);
+}
+
+/* The relay thread's own question: module unload has begun. */
+bool relay_stopping(void)
+{
+	return READ_ONCE(relay_stop) || kthread_should_stop();
+}
+
+/* Backoff: the wait ends early for unload, and never misses its wakeup. */
+static void relay_sleep(unsigned int ms)
+{
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (!relay_stopping())
+		schedule_timeout(msecs_to_jiffies(ms));
+	__set_current_state(TASK_RUNNING);
+}
+
+/* After relay_stop: the thread may not return before kthread_stop(). */
+static void relay_wait_stop(void)
+{
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
 }
 
 static int relay_ping(struct relay_conn *c)
@@ -285,7 +323,7 @@ static int relay_run(struct relay_conn *c)
 		get_random_bytes(c->nonce, sizeof(c->nonce));
 	memcpy(f.hello.nonce, c->nonce, sizeof(c->nonce));
 	ret = relay_send(c, &f);
-	while (!ret && !kthread_should_stop()) {
+	while (!ret && !relay_stopping()) {
 		if (c->welcomed && !c->ps.ping_out &&
 		    time_after_eq(jiffies, c->next_ping)) {
 			ret = relay_ping(c);
@@ -327,14 +365,29 @@ static int relay_run(struct relay_conn *c)
 	return ret;
 }
 
+/* Publish @sock as the thread's, unless unload has begun. */
+static bool relay_publish(struct relay_conn *c, struct socket *sock)
+{
+	mutex_lock(&relay_sock_lock);
+	if (!relay_stop)
+		c->sock = sock;
+	mutex_unlock(&relay_sock_lock);
+	return c->sock;
+}
+
 static int relay_connect_once(struct relay_conn *c)
 {
+	struct socket *sock;
 	int ret;
 
 	c->welcomed = false;
-	ret = pbt_sock_open(&relay_addr, &c->sock);
+	ret = pbt_sock_open(&relay_addr, &sock);
 	if (ret)
 		return ret;
+	if (!relay_publish(c, sock)) {
+		sock_release(sock);
+		return -ESHUTDOWN;
+	}
 	ret = kernel_connect(c->sock, (struct pbt_sockaddr *)&relay_addr.vm,
 			     relay_addr.len, 0);
 	if (!ret) {
@@ -351,8 +404,10 @@ static int relay_connect_once(struct relay_conn *c)
 	/* The host counts the gap; a new CONTROL start begins afresh. */
 	relay_end(c);
 	pbt_tags_free(&c->tags);
-	sock_release(c->sock);
+	mutex_lock(&relay_sock_lock);
 	c->sock = NULL;
+	mutex_unlock(&relay_sock_lock);
+	sock_release(sock);
 	return ret;
 }
 
@@ -362,9 +417,9 @@ static int relay_thread(void *arg)
 	unsigned int backoff = BACKOFF_MIN_MS;
 	int ret;
 
-	while (!kthread_should_stop()) {
+	while (!relay_stopping()) {
 		ret = relay_connect_once(c);
-		if (kthread_should_stop())
+		if (relay_stopping())
 			break;
 		rst.errors++;
 		rst.last_error = ret;
@@ -374,22 +429,25 @@ static int relay_thread(void *arg)
 				relay, ret);
 			backoff = BACKOFF_MIN_MS;
 		}
-		schedule_timeout_interruptible(msecs_to_jiffies(backoff));
+		rst.backoff_ms = backoff;
+		relay_sleep(backoff);
 		backoff = min(backoff * 2, BACKOFF_MAX_MS);
 	}
+	relay_wait_stop();
 	return 0;
 }
 
 static int relay_stats_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf,
-			  "connected %d\nmachine_id %u\nconnects %u\nwelcomes %u\npongs %u\nrtt_ns %llu\ncontrols %u\nerrors %u\nlast_error %d\nsession %u\nlocal_session %u\nsessions %u\nstart_failed %u\nevents_skipped %u\nchunks_sent %llu\nbytes_sent %llu\nstopped_sent %u\ntag_ns %llu\nbad_tags %u\n",
+			  "connected %d\nmachine_id %u\nconnects %u\nwelcomes %u\npongs %u\nrtt_ns %llu\ncontrols %u\nerrors %u\nlast_error %d\nsession %u\nlocal_session %u\nsessions %u\nstart_failed %u\nevents_skipped %u\nchunks_sent %llu\nbytes_sent %llu\nstopped_sent %u\ntag_ns %llu\nbad_tags %u\nsend_timeout %u\nbackoff_ms %u\n",
 			  rst.connected, rst.machine_id, rst.connects,
 			  rst.welcomes, rst.pongs, rst.rtt_ns, rst.controls,
 			  rst.errors, rst.last_error, rst.session,
 			  rst.local_session, rst.sessions, rst.start_failed,
 			  rst.events_skipped, rst.chunks_sent, rst.bytes_sent,
-			  rst.stopped_sent, rst.tag_ns, rst.bad_tags);
+			  rst.stopped_sent, rst.tag_ns, rst.bad_tags,
+			  rst.send_timeout, rst.backoff_ms);
 }
 
 static const struct kernel_param_ops relay_stats_ops = {
@@ -423,6 +481,7 @@ int pbt_relay_init(void)
 	ret = relay_make_hint();
 	if (ret)
 		return ret;
+	relay_stop = false;
 	relay_conn = kzalloc(sizeof(*relay_conn), GFP_KERNEL);
 	if (!relay_conn)
 		return -ENOMEM;
@@ -446,6 +505,16 @@ void pbt_relay_exit(void)
 {
 	if (!relay_task)
 		return;
+	/*
+	 * Never wait on the host: a host that takes a byte at a time would
+	 * hold a send for its whole deadline. Shut the socket down, which
+	 * ends the send or receive in progress, then stop the thread.
+	 */
+	mutex_lock(&relay_sock_lock);
+	WRITE_ONCE(relay_stop, true);
+	if (relay_conn->sock)
+		kernel_sock_shutdown(relay_conn->sock, SHUT_RDWR);
+	mutex_unlock(&relay_sock_lock);
 	kthread_stop(relay_task);
 	relay_task = NULL;
 	kfree(relay_conn->rx);

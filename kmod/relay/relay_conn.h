@@ -50,6 +50,8 @@ struct relay_counters {
 	u64 chunks_sent, bytes_sent;
 	u64 tag_ns;			/* tagging CHUNKs (TCP), in all */
 	u32 bad_tags;			/* host frames with a wrong tag */
+	u32 send_timeout;		/* frames not taken in HOST_TIMEOUT_MS */
+	u32 backoff_ms;			/* before the next connect */
 	u64 rtt_ns;			/* last ping round trip */
 	int last_error;			/* -errno or -FRAME_E_x */
 	bool connected;
@@ -95,6 +97,8 @@ struct relay_conn {
 
 /* relay.c */
 long relay_idle_timeo(const struct relay_conn *c);
+/* Module unload has begun (or kthread_stop()): give up at once. */
+bool relay_stopping(void);
 
 /* relay_session.c */
 int relay_control(struct relay_conn *c, const struct frame_control *ctl);

@@ -11,27 +11,35 @@
 #include "relay_conn.h"
 
 /*
- * Send all of @vec. The socket's 1 s timeout only lets us notice module
- * unload: a host slow to read gets HOST_TIMEOUT_MS before we give up, as
- * for a missing PONG. A frame is never cut short while the link lives.
+ * Send all of @vec within HOST_TIMEOUT_MS, as for a missing PONG. Each
+ * kernel_sendmsg() waits at most the socket's 1 s timeout, but a host that
+ * takes a few bytes a second (a tiny receive window, vsock credit a byte
+ * at a time) makes every one of them return a little progress: so the
+ * deadline and the stop request are checked on every pass, not only when
+ * a call took nothing. A frame is never cut short while the link lives:
+ * a frame given up on closes the connection.
  */
 int relay_sendv(struct relay_conn *c, struct kvec *vec, size_t nr,
-		       size_t len)
+		size_t len)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(HOST_TIMEOUT_MS);
 	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
-	size_t done;
+	size_t done, total = len;
 	int ret;
 
 	while (len) {
-		ret = kernel_sendmsg(c->sock, &msg, vec, nr, len);
-		if (ret == -EAGAIN || ret == -EINTR) {
-			if (kthread_should_stop())
-				return -EINTR;
-			if (time_after(jiffies, deadline))
-				return -ETIMEDOUT;
-			continue;
+		if (relay_stopping())
+			return -ESHUTDOWN;
+		if (time_after(jiffies, deadline)) {
+			rst.send_timeout++;
+			pr_info_ratelimited("pbtrace: relay: host has taken %zu of a %zu-byte frame in %d s, closing\n",
+					    total - len, total,
+					    HOST_TIMEOUT_MS / 1000);
+			return -ETIMEDOUT;
 		}
+		ret = kernel_sendmsg(c->sock, &msg, vec, nr, len);
+		if (ret == -EAGAIN || ret == -EINTR)
+			continue;
 		if (ret <= 0)
 			return ret ? ret : -EPIPE;
 		len -= ret;

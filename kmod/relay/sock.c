@@ -62,7 +62,7 @@ int pbt_sock_open(const struct pbt_addr *a, struct socket **res)
 	ret = sock_create_kern(&init_net, a->family, SOCK_STREAM, 0, res);
 	if (ret)
 		return ret;
-	/* Blocking calls wake up every second to check for module exit. */
+	/* Blocking calls wake up every second: deadlines, module exit. */
 	(*res)->sk->sk_rcvtimeo = HZ;
 	(*res)->sk->sk_sndtimeo = HZ;
 	return 0;

@@ -24,6 +24,15 @@
  *   relay_fakehost hold PORT SECS   start a session and stream until the
  *     relay closes the connection (the module is unloaded under it) or
  *     SECS pass; TAP: chunks came, and the relay closed the link.
+ *   relay_fakehost trickle PORT SECS DIR   a host that grants a byte of
+ *     credit every 100 ms (it stops reading, and its 16 KiB vsock buffer
+ *     grows a byte at a time): twice, start a session, take a chunk, then
+ *     trickle. Connection 1: the relay must give its frame up and
+ *     connect again within SECS. Connection 2: DIR/trickling once it
+ *     trickles, until the relay closes the link (its module unloads) or
+ *     SECS pass. TAP on stdout.
+ *   relay_fakehost serve PORT   greet every connection and answer its
+ *     pings, one at a time, until killed: a host to go away and come back.
  */
 #include <errno.h>
 #include <poll.h>
@@ -46,6 +55,17 @@
 #define EVENTS "sched/sched_switch,sched/sched_waking,nosuch/event"
 #define SIZE_KB 256		/* per CPU */
 #define CHUNK_KB 4
+/*
+ * trickle: the host's vsock receive buffer to begin with. Once it
+ * trickles the host reads no more and grows the buffer a byte every
+ * TRICKLE_MS: vsock sends a credit update for each, so the relay's sends
+ * move a byte at a time and never fail by themselves (as relay_hostile
+ * stall does to the endpoint). Small, so the relay fills it in a few
+ * chunks, before its 10 s wait for a PONG ends (6.12's vsock counts each
+ * queued skb's overhead against it: 16 KiB still holds a chunk's).
+ */
+#define TRICKLE_BUF 16384ULL
+#define TRICKLE_MS 100
 
 static uint8_t rx[FRAME_HDR_LEN + FRAME_MAX_PAYLOAD];
 static size_t have, pending;	/* pending: bytes of the frame handed out */
@@ -471,11 +491,122 @@ static int hold(int secs)
 	return 0;
 }
 
+/*
+ * Grant a byte of credit every TRICKLE_MS until the relay shuts its side
+ * down (true) or @secs pass (false).
+ */
+static bool trickle(int secs, uint64_t *taken)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	uint64_t end = now_ms() + (uint64_t)secs * 1000;
+	unsigned long long size = TRICKLE_BUF;
+
+	while (now_ms() < end) {
+		if (poll(&p, 1, TRICKLE_MS) < 0)
+			return false;
+		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
+			return true;
+		size++;
+		if (!setsockopt(fd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_SIZE, &size,
+				sizeof(size)))
+			(*taken)++;
+	}
+	return false;
+}
+
+/* Greet, start @id, read until its first chunk: true if one came. */
+static bool start_and_chunk(uint32_t id)
+{
+	struct frame f;
+	int rc;
+
+	if (accept_relay() || !greet() || control(FRAME_CTL_START, id)) {
+		printf("# no connection, HELLO or CONTROL start\n");
+		return false;
+	}
+	do {
+		rc = next_frame(&f, now_ms() + 60000);
+		if (rc == 1)
+			printf("# frame type %d\n", f.type);
+	} while (rc == 1 && f.type != FRAME_CHUNK);
+	if (rc != 1)
+		printf("# next_frame: %d (%s)\n", rc, strerror(errno));
+	return rc == 1;
+}
+
+static int trickle_host(int secs)
+{
+	uint64_t t0, taken = 0;
+	char path[512];
+	FILE *m;
+	bool hup;
+
+	tap(start_and_chunk(12),
+	    "trickle: connection 1 greeted, session 12 started, a chunk came");
+	t0 = now_ms();
+	hup = trickle(secs, &taken);
+	tap(hup,
+	    "trickle: the relay gave its frame up and closed the connection (%llu bytes granted in %llu ms of trickling)",
+	    (unsigned long long)taken, (unsigned long long)(now_ms() - t0));
+	close(fd);
+
+	tap(start_and_chunk(13),
+	    "trickle: the relay connected again: connection 2 greeted, session 13 started, a chunk came");
+	snprintf(path, sizeof(path), "%s/trickling", dir);
+	m = fopen(path, "w");
+	if (m)
+		fclose(m);
+	taken = 0;
+	t0 = now_ms();
+	hup = trickle(secs, &taken);
+	tap(hup,
+	    "trickle: the relay shut the connection down (%llu bytes granted in %llu ms of trickling)",
+	    (unsigned long long)taken, (unsigned long long)(now_ms() - t0));
+	close(fd);
+	return 0;
+}
+
+/* Greet each connection and answer its pings, until killed. */
+static void serve(void)
+{
+	struct frame f;
+
+	alarm(0);
+	for (;;) {
+		if (accept_relay())
+			continue;
+		if (greet())
+			while (next_frame(&f, now_ms() + 3600000) == 1)
+				;
+		close(fd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* Whatever happens, the guest test goes on. */
 	alarm(300);
-	if (argc == 4 && !strcmp(argv[1], "hold")) {
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* the test shows it as it goes */
+	if (argc == 5 && !strcmp(argv[1], "trickle")) {
+		unsigned long long size = TRICKLE_BUF;
+
+		dir = argv[4];
+		if (listen_vsock((unsigned int)atoi(argv[2])))
+			return 2;
+		/* Inherited by the accepted socket: its buf_alloc from the start. */
+		if (setsockopt(lfd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_MIN_SIZE,
+			       &size, sizeof(size)) ||
+		    setsockopt(lfd, AF_VSOCK, SO_VM_SOCKETS_BUFFER_SIZE, &size,
+			       sizeof(size))) {
+			perror("relay_fakehost: SO_VM_SOCKETS_BUFFER_SIZE");
+			return 2;
+		}
+		trickle_host(atoi(argv[3]));
+	} else if (argc == 3 && !strcmp(argv[1], "serve")) {
+		if (listen_vsock((unsigned int)atoi(argv[2])))
+			return 2;
+		serve();
+	} else if (argc == 4 && !strcmp(argv[1], "hold")) {
 		if (listen_vsock((unsigned int)atoi(argv[2])))
 			return 2;
 		hold(atoi(argv[3]));
@@ -485,7 +616,8 @@ int main(int argc, char **argv)
 			return 2;
 		run();
 	} else {
-		fprintf(stderr, "usage: relay_fakehost PORT DIR | relay_fakehost hold PORT SECS\n");
+		fprintf(stderr, "usage: relay_fakehost PORT DIR | relay_fakehost hold PORT SECS |\n"
+			"       relay_fakehost trickle PORT SECS DIR | relay_fakehost serve PORT\n");
 		return 2;
 	}
 	close(lfd);
