@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# tools/vm: --append nmi_watchdog=1 --append hardlockup_panic=1 --append softlockup_panic=1 --append watchdog_thresh=5
+# tools/vm: --append nmi_watchdog=panic --append watchdog_thresh=5
 #
 # No path lookup in probe context (issue 22, 1; docs/stacks.md). umount
 # holds mount_lock for write (lock_mount_hash) while it frees the
