@@ -12,7 +12,7 @@
 #
 # For root's session, then a member's (pbtrace group, group_test.sh's
 # way): record kmem/kfree --stacks while a loop mounts and unmounts a
-# tmpfs 200 times in unshare -Urm (unshare -m in tools/vm's chroot). The guest runs with the soft-lockup detector
+# tmpfs 6 times in unshare -Urm (unshare -m in tools/vm's chroot). The guest runs with the soft-lockup detector
 # panicking (and the hard-lockup one, where the guest has a PMU for it:
 # TCG has none, see the notes) and tools/vm fails on an RCU stall, which
 # the other CPU reports for a CPU spinning with interrupts off. Then
@@ -31,7 +31,7 @@ W=$(mktemp -d /tmp/stacks_umount.XXXXXX)
 LOG=$W/traced.log
 TRACED=
 PARAM=/sys/module/pbtrace/parameters
-CYCLES=200
+CYCLES=6
 MEMBER=4211
 . "$HERE/tap.sh"
 . "$HERE/traced_lib.sh"
