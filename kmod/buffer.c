@@ -860,6 +860,13 @@ bool pbt_buffer_packet(struct pbt_buffer *b, pbt_packet_fn fn, void *arg)
 	return ok;
 }
 
+void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu)
+{
+	if (!b->scratch || cpu >= b->nr_cpus)
+		return NULL;
+	return b->scratch + (size_t)cpu * b->scratch_size;
+}
+
 struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr)
 {
 	*nr = b->nr_tps;
@@ -1464,6 +1471,9 @@ void pbt_buffer_destroy(struct pbt_buffer *b)
 	free_tps(b);
 	bitmap_free(b->syscalls);
 	bitmap_free(b->ungot);
+	/* The scratch is stack.c's only: the files its samples pinned. */
+	for (cpu = 0; b->scratch && cpu < b->nr_cpus; cpu++)
+		pbt_stack_scratch_release(pbt_buffer_scratch(b, cpu));
 	vfree(b->scratch);
 	vfree(b->cs);
 	kfree(b->rd);

@@ -166,6 +166,41 @@ static long do_read_remote(struct pbt_fd *f, void __user *uarg)
 	return 0;
 }
 
+/* The path of a file a stack sample of this buffer pinned (stack.c). */
+static long do_mapping_path(struct pbt_fd *f, void __user *uarg)
+{
+	struct pbtrace_mapping_path mp;
+	char *buf, *path;
+	size_t n;
+	long ret;
+
+	if (copy_from_user(&mp, uarg, sizeof(mp)))
+		return -EFAULT;
+	if (!f->b)
+		return -ENODEV;
+	if (!mp.size)
+		return -EINVAL;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	ret = pbt_stack_file_path(f->b, MKDEV(mp.dev_major, mp.dev_minor),
+				  mp.ino, buf, PATH_MAX, &path);
+	if (ret)
+		goto out;
+	n = strlen(path);
+	ret = -ENAMETOOLONG;
+	if (n >= mp.size)
+		goto out;
+	mp.len = n;
+	ret = -EFAULT;
+	if (!copy_to_user(u64_to_user_ptr(mp.buf), path, n + 1) &&
+	    !copy_to_user(uarg, &mp, sizeof(mp)))
+		ret = 0;
+out:
+	kfree(buf);
+	return ret;
+}
+
 /*
  * Taking chunks (and relayed records) consumes them: traced's data. Only
  * an opener with CAP_SYS_ADMIN may; CAP_PERFMON may attach and map, i.e.
@@ -175,7 +210,7 @@ static long do_read_remote(struct pbt_fd *f, void __user *uarg)
 static bool may_consume(struct file *file, unsigned int cmd)
 {
 	if (cmd != PBTRACE_IOC_GET_CHUNK && cmd != PBTRACE_IOC_PUT_CHUNK &&
-	    cmd != PBTRACE_IOC_READ_REMOTE)
+	    cmd != PBTRACE_IOC_READ_REMOTE && cmd != PBTRACE_IOC_MAPPING_PATH)
 		return true;
 	return file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
 }
@@ -201,6 +236,9 @@ static long pbt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case PBTRACE_IOC_READ_REMOTE:
 		ret = do_read_remote(f, uarg);
+		break;
+	case PBTRACE_IOC_MAPPING_PATH:
+		ret = do_mapping_path(f, uarg);
 		break;
 	default:
 		ret = -ENOTTY;

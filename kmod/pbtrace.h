@@ -283,6 +283,8 @@ struct pb_buf;
 typedef bool (*pbt_packet_fn)(struct pb_buf *pb, void *scratch, bool cleared,
 			      u32 cpu, void *arg);
 bool pbt_buffer_packet(struct pbt_buffer *b, pbt_packet_fn fn, void *arg);
+/* CPU @cpu's scratch of @b; NULL past the last CPU or without scratch. */
+void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu);
 
 /*
  * stack.c: a PerfSample with the current task's call stack into @b on
@@ -296,6 +298,12 @@ void pbt_stack_sample(struct pbt_buffer *b, struct pt_regs *regs, u32 flags,
 		      u32 count);
 size_t pbt_stack_scratch_size(void);
 u64 pbt_stack_no_mapping(void);		/* samples whose mmap lock was busy */
+u64 pbt_stack_unpinned(void);		/* files not pinned: tables full */
+/* Drops the files a buffer's scratch pinned (pbt_buffer_destroy()). */
+void pbt_stack_scratch_release(void *scratch);
+/* PBTRACE_IOC_MAPPING_PATH: the path of a file a sample in @b named. */
+int pbt_stack_file_path(struct pbt_buffer *b, dev_t dev, unsigned long ino,
+			char *buf, int size, char **path);
 void pbt_stack_init(void);
 void pbt_stack_exit(void);
 /*

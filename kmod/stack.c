@@ -8,11 +8,18 @@
  * not exported), with the tracer's own frames dropped, and are named here
  * (sprint_symbol) once per chunk. User frames are a frame-pointer walk of
  * the task's user stack with copy_from_user_nofault(); their mapping comes
- * from find_vma() under mmap_read_trylock() and d_path(). userspace names
- * them (ModuleSymbols). Everything is bounded and nothing sleeps: the
- * caller runs with interrupts off (docs/stacks.md).
+ * from find_vma() under mmap_read_trylock(). A file's mapping is named by
+ * its identity only, "[inode INO dev MAJ:MIN]", and the file pinned: its
+ * path is looked up in process context, when traced asks for it
+ * (pbt_stack_file_path(), PBTRACE_IOC_MAPPING_PATH) as it copies the
+ * chunk. d_path() here could spin forever on mount_lock or rename_lock,
+ * which the task this probe interrupted may hold for write. userspace
+ * names the frames (ModuleSymbols). Everything is bounded and nothing
+ * sleeps: the caller runs with interrupts off (docs/stacks.md).
  */
 #include <linux/dcache.h>
+#include <linux/err.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/kallsyms.h>
@@ -23,7 +30,6 @@
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
-#include <linux/seqlock.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -39,6 +45,8 @@
 #define STK_STRINGS 512
 #define STK_MAPPINGS 64
 #define STK_STACKS 256
+#define STK_FILES 128		/* files pinned per CPU, for their paths */
+#define STK_NAME_LEN 64		/* "[inode INO dev MAJ:MIN]" */
 
 enum stk_kind { STK_FRAME, STK_NAME, STK_PATH, STK_MAPPING, STK_STACK, STK_NR };
 
@@ -51,6 +59,18 @@ struct stk_ent {
 struct stk_table {
 	struct stk_ent *e;
 	u32 size;
+};
+
+/*
+ * A file a mapping of this CPU's samples is in, pinned until the buffer
+ * is destroyed, so that traced can ask for its path when it copies the
+ * chunk, even after the process exited or unmapped it (as perf's MMAP
+ * records keep it).
+ */
+struct stk_file {
+	struct file *file;
+	unsigned long ino;
+	dev_t dev;
 };
 
 /* One buffer's per-CPU scratch (pbt_buffer_packet()'s), see pbtrace.h. */
@@ -67,7 +87,14 @@ struct pbt_stack_scratch {
 	u32 nr_k, nr_u;
 	u64 fids[2 * STK_DEPTH];
 	char sym[KSYM_SYMBOL_LEN];
-	char path[PATH_MAX];
+	char name[STK_NAME_LEN];
+	/*
+	 * Only added to, by this CPU's writer; read from any CPU by
+	 * pbt_stack_file_path(): an entry is whole before nr_files counts
+	 * it (release/acquire). Not cleared with the chunk's tables.
+	 */
+	struct stk_file files[STK_FILES];
+	u32 nr_files;
 };
 
 /* What one sample's packet needs beyond the scratch. */
@@ -96,6 +123,7 @@ struct stk_unlock {
 static DEFINE_PER_CPU(struct stk_unlock, stk_unlock);
 static unsigned long tp_event_size;	/* perf_tp_event's, from kallsyms */
 static atomic64_t stk_no_mapping = ATOMIC64_INIT(0);
+static atomic64_t stk_unpinned = ATOMIC64_INIT(0);
 
 static void stk_unlock_fn(struct irq_work *work)
 {
@@ -112,6 +140,51 @@ size_t pbt_stack_scratch_size(void)
 u64 pbt_stack_no_mapping(void)
 {
 	return atomic64_read(&stk_no_mapping);
+}
+
+u64 pbt_stack_unpinned(void)
+{
+	return atomic64_read(&stk_unpinned);
+}
+
+/* The buffer is gone: no writer, no reader. Process context. */
+void pbt_stack_scratch_release(void *scratch)
+{
+	struct pbt_stack_scratch *s = scratch;
+	u32 i;
+
+	for (i = 0; i < s->nr_files; i++)
+		fput(s->files[i].file);
+	s->nr_files = 0;
+}
+
+/*
+ * The path of the file (@dev, @ino) that a sample in @b named, as d_path()
+ * gives it to the caller (relative to its root, as /proc/PID/maps shows
+ * it): into @buf, *@path pointing into it. -ENOENT if no sample pinned
+ * it. Process context: the caller holds a reference on @b.
+ */
+int pbt_stack_file_path(struct pbt_buffer *b, dev_t dev, unsigned long ino,
+			char *buf, int size, char **path)
+{
+	struct pbt_stack_scratch *s;
+	u32 cpu, i, n;
+	char *p;
+
+	for (cpu = 0; (s = pbt_buffer_scratch(b, cpu)); cpu++) {
+		/* Pairs with the release in pin_file(). */
+		n = smp_load_acquire(&s->nr_files);
+		for (i = 0; i < n; i++) {
+			if (s->files[i].ino != ino || s->files[i].dev != dev)
+				continue;
+			p = d_path(&s->files[i].file->f_path, buf, size);
+			if (IS_ERR(p))
+				return PTR_ERR(p);
+			*path = p;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /* perf_tp_event's size, from "perf_tp_event+0x0/0x2c0": no kallsyms API for it. */
@@ -356,10 +429,38 @@ static u32 kernel_frame(struct pb_buf *pb, struct pbt_stack_scratch *s,
 	return iid;
 }
 
+/*
+ * Keep @file for pbt_stack_file_path(): get_file() only counts a
+ * reference the mapping holds already. Once per file and CPU; when the
+ * table is full the mapping keeps its identity name (counted).
+ */
+static void pin_file(struct pbt_stack_scratch *s, struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	dev_t dev = inode->i_sb->s_dev;
+	u32 i, n = s->nr_files;
+
+	for (i = 0; i < n; i++)
+		if (s->files[i].ino == inode->i_ino && s->files[i].dev == dev)
+			return;
+	if (n == STK_FILES) {
+		atomic64_inc(&stk_unpinned);
+		return;
+	}
+	s->files[n] = (struct stk_file){ .file = get_file(file),
+					 .ino = inode->i_ino, .dev = dev };
+	/* The entry is whole before a reader on another CPU counts it. */
+	smp_store_release(&s->nr_files, n + 1);
+}
+
+/*
+ * A mapping: start, end, file offset and, for a file, its identity as
+ * /proc/PID/maps prints it. No path lookup here (see the top).
+ */
 static u32 user_mapping(struct pb_buf *pb, struct pbt_stack_scratch *s,
 			struct vm_area_struct *vma)
 {
-	const char *path = "[anon]";
+	const char *name = "[anon]";
 	u32 iid, path_iid;
 	bool fresh;
 	u8 *len;
@@ -368,13 +469,16 @@ static u32 user_mapping(struct pb_buf *pb, struct pbt_stack_scratch *s,
 		     (unsigned long)vma->vm_file, &fresh);
 	if (!iid || !fresh)
 		return iid;
-	/* d_path() would spin on a rename this CPU interrupted. */
-	if (vma->vm_file && !(raw_read_seqcount(&rename_lock.seqcount) & 1)) {
-		path = d_path(&vma->vm_file->f_path, s->path, sizeof(s->path));
-		if (IS_ERR(path))
-			path = "[unknown]";
+	if (vma->vm_file) {
+		struct inode *inode = file_inode(vma->vm_file);
+
+		snprintf(s->name, sizeof(s->name), "[inode %lu dev %02x:%02x]",
+			 inode->i_ino, MAJOR(inode->i_sb->s_dev),
+			 MINOR(inode->i_sb->s_dev));
+		name = s->name;
+		pin_file(s, vma->vm_file);
 	}
-	path_iid = intern_str(pb, s, STK_PATH, path);
+	path_iid = intern_str(pb, s, STK_PATH, name);
 	if (!path_iid)
 		return 0;
 	len = pb_nest_begin(pb, PB_INTERNEDDATA_MAPPINGS, 1);

@@ -188,6 +188,26 @@ int pbt_reader_read_remote(struct pbt_reader *r, void *buf, size_t size,
 	return 0;
 }
 
+int pbt_reader_mapping_path(struct pbt_reader *r, uint32_t major,
+			    uint32_t minor, uint64_t ino, char *buf,
+			    size_t size)
+{
+	struct pbtrace_mapping_path mp = {
+		.ino = ino, .dev_major = major, .dev_minor = minor,
+		.buf = (uintptr_t)buf,
+		.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+	};
+
+	if (!size)
+		return -EINVAL;
+	if (ioctl(r->fd, PBTRACE_IOC_MAPPING_PATH, &mp) < 0)
+		return errno == EINVAL ? -ENOTTY : -errno;
+	if (mp.len >= size || memchr(buf, '\0', mp.len))
+		return -EPROTO;
+	buf[mp.len] = '\0';
+	return 0;
+}
+
 int pbt_reader_fd(const struct pbt_reader *r)
 {
 	return r->fd;

@@ -81,6 +81,16 @@ void pbt_reader_stats(const struct pbt_reader *r, int cpu,
 int pbt_reader_read_remote(struct pbt_reader *r, void *buf, size_t size,
 			   size_t *len, int *eof);
 
+/*
+ * The path of the file a stack sample of this buffer named
+ * "[inode @ino dev @major:@minor]" (PBTRACE_IOC_MAPPING_PATH), into @buf
+ * of @size bytes, NUL-terminated. Returns 0, -ENOENT when no sample of
+ * this buffer pinned it, -ENOTTY from an older module, another -errno.
+ */
+int pbt_reader_mapping_path(struct pbt_reader *r, uint32_t major,
+			    uint32_t minor, uint64_t ino, char *buf,
+			    size_t size);
+
 /* Unmap and close; chunks still held go back to the kernel as unread. */
 void pbt_reader_close(struct pbt_reader *r);
 

@@ -4,24 +4,74 @@
 
 /* --- kernel buffers ---------------------------------------------------- */
 
+/* pbt_path_fn: the kernel pinned the file a sample of this buffer named. */
+static int kernel_path(void *ctx, uint32_t major, uint32_t minor,
+		       uint64_t ino, char *buf, size_t size)
+{
+	struct buffer *b = ctx;
+	int ret = pbt_reader_mapping_path(&b->rd, major, minor, ino, buf, size);
+
+	if (ret && ret != -ENOENT && !b->path_warned) {
+		b->path_warned = 1;
+		logmsg(LOG_WARNING,
+		       "buffer %u: asking the kernel for the path of a sampled mapping: %s; such mappings keep their \"[inode ... dev ...]\" names",
+		       b->rd.buffer, strerror(-ret));
+	}
+	return ret;
+}
+
+/*
+ * A chunk with stack samples names its files' mappings by inode and
+ * device (docs/stacks.md): their paths go in before it is written.
+ * Returns what to write: @data, or *@mem (free it).
+ */
+static const uint8_t *with_paths(struct session *s, struct buffer *b,
+				 const uint8_t *data, size_t *len,
+				 uint8_t **mem)
+{
+	size_t out_len;
+	int ret;
+
+	*mem = NULL;
+	if (!s->stacks)
+		return data;
+	ret = pbt_mapping_paths_rewrite(data, *len, kernel_path, b, mem,
+					&out_len, &b->paths);
+	if (ret < 0)
+		logmsg(LOG_WARNING,
+		       "session %u buffer %u: chunk of %zu bytes: cannot put its mappings' paths in (not whole records, or out of memory); written as it is",
+		       s->id, b->rd.buffer, *len);
+	if (ret != 1)
+		return data;
+	*len = out_len;
+	return *mem;
+}
+
 /* Copy one sealed chunk, unless it is the one a killed traced wrote but
  * never gave back (the kernel hands it out again). */
 static void copy_chunk(struct session *s, struct buffer *b,
 		       const struct pbtrace_chunk_req *req, const uint8_t *data)
 {
+	size_t len = req->len;
+	uint8_t *mem;
+
+	/* Before the check: the file holds the chunk with its paths. */
+	data = with_paths(s, b, data, &len, &mem);
 	if (b->check_dup) {
 		b->check_dup = 0;
-		if (pbt_writer_tail_contains(&s->w, data, req->len, DUP_WINDOW)) {
+		if (pbt_writer_tail_contains(&s->w, data, len, DUP_WINDOW)) {
 			logmsg(LOG_INFO,
 			       "session %u: chunk %llu already in the file before the restart, not written twice",
 			       s->id, (unsigned long long)req->seq);
+			free(mem);
 			return;
 		}
 	}
-	if (emit_bytes(s, data, req->len, file_reserve(s)) == 0)
+	if (emit_bytes(s, data, len, file_reserve(s)) == 0)
 		b->bytes_read += req->len;
 	else
 		b->chunks_skipped++;
+	free(mem);
 }
 
 /* Hand every sealed chunk of the buffer to the file. */

@@ -48,6 +48,7 @@
 
 #include "config.h"
 #include "genl.h"
+#include "mappaths.h"
 #include "packets.h"
 #include "reader.h"
 #include "symbolize.h"
@@ -85,6 +86,8 @@ struct buffer {
 	int remote_eof;		/* READ_REMOTE said nothing more will come */
 	uint64_t remote_bytes;	/* their records written to the file */
 	uint64_t remote_skipped;	/* their records refused: file limit */
+	struct pbt_path_stats paths;	/* sampled mappings' paths put in */
+	int path_warned;		/* PBTRACE_IOC_MAPPING_PATH failed, said */
 };
 
 struct timers {

@@ -291,6 +291,15 @@
  *     machine of this buffer has sent its last chunk (or is gone, or took
  *     longer than 2 s) and the queue is empty: nothing more will come.
  *     poll() is also readable when remote records are queued.
+ *  7. ioctl(fd, PBTRACE_IOC_MAPPING_PATH, &mp): the path of a file that a
+ *     stack sample of this buffer named by its identity: a mapping path
+ *     "[inode INO dev MAJ:MIN]" (hex MAJ:MIN, as /proc/PID/maps prints
+ *     them; docs/stacks.md). The kernel pinned the file when it wrote
+ *     the sample, so this works after the process exited. Copies the
+ *     path, as d_path() gives it to the caller (relative to its root),
+ *     NUL-terminated into mp.buf and sets mp.len (without the NUL);
+ *     -ENOENT if no sample of this buffer pinned that file, -ENAMETOOLONG
+ *     if it does not fit mp.size bytes. An opener with CAP_SYS_ADMIN only.
  */
 #ifndef _UAPI_LINUX_PBTRACE_H
 #define _UAPI_LINUX_PBTRACE_H
@@ -653,5 +662,16 @@ struct pbtrace_remote_read {
 };
 
 #define PBTRACE_IOC_READ_REMOTE _IOWR(PBTRACE_IOC_MAGIC, 4, struct pbtrace_remote_read)
+
+struct pbtrace_mapping_path {
+	__u64 ino;		/* in */
+	__u32 dev_major;	/* in */
+	__u32 dev_minor;	/* in */
+	__u64 buf;		/* in: user address */
+	__u32 size;		/* in: bytes at buf */
+	__u32 len;		/* out: the path's length, without the NUL */
+};
+
+#define PBTRACE_IOC_MAPPING_PATH _IOWR(PBTRACE_IOC_MAGIC, 5, struct pbtrace_mapping_path)
 
 #endif /* _UAPI_LINUX_PBTRACE_H */
