@@ -152,6 +152,7 @@ struct tp_work {
 	const struct pbt_tp_params *failed;	/* start: the one refused */
 	const char *why;		/* what did not match */
 	char why_buf[48];		/* why, when it names a field */
+	bool refused;			/* why is a member's refusal: EPERM */
 };
 
 static void tp_overflow(struct perf_event *event, struct perf_sample_data *data,
@@ -285,10 +286,16 @@ static const char *mismatch(struct perf_event *event,
 	/* perf runs the function tracer's events from ftrace itself */
 	if (!strcmp(call->class->system, "ftrace"))
 		return "is an ftrace/ event, which cannot be recorded";
-	if (tw->member)
-		return member_refusal(call, p, tw->why_buf,
-				      sizeof(tw->why_buf));
-	return NULL;
+	if (!tw->member)
+		return NULL;
+	tw->refused = true;
+	return member_refusal(call, p, tw->why_buf, sizeof(tw->why_buf));
+}
+
+/* The errno for what mismatch() said. */
+static int mismatch_errno(const struct tp_work *tw)
+{
+	return tw->refused ? -EPERM : -EINVAL;
 }
 
 /* Why perf_event_create_kernel_counter() said @ret. */
@@ -314,7 +321,7 @@ static void check_work(struct work_struct *work)
 		return;
 	}
 	tw->why = mismatch(event, tw->check, tw);
-	tw->ret = tw->why ? -EINVAL : 0;
+	tw->ret = tw->why ? mismatch_errno(tw) : 0;
 	perf_event_release_kernel(event);
 }
 
@@ -365,7 +372,7 @@ static int start_one(struct pbt_tp *tp, struct tp_work *tw)
 		if (!checked) {
 			tw->why = mismatch(event, &tp->p, tw);
 			if (tw->why)
-				return -EINVAL;
+				return mismatch_errno(tw);
 			checked = true;
 		}
 	}
