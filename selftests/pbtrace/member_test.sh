@@ -35,7 +35,7 @@ old_mode=
 cleanup() {
 	echo "$old_paranoid" >$paranoid
 	[ -n "$old_group" ] && echo "$old_group" >$param/group
-	[ -n "$old_mode" ] && mount -o remount,mode="$old_mode" $T
+	[ -n "$old_mode" ] && mount -o remount,mode="$old_mode",gid=0 $T
 	echo >$T/kprobe_events 2>/dev/null
 	echo >$T/uprobe_events 2>/dev/null
 	echo '!e:eprobes/pbt_ep sched/sched_switch' >>$T/dynamic_events 2>/dev/null
@@ -97,10 +97,11 @@ echo "$GID" >$param/group
 note "member uid $M, group $GID; tracefs at $T"
 
 # -- perf decides: raw tracepoint data CPU-wide needs paranoid -1 --
-# perf reads the event's format from tracefs: let the member read it, so
-# perf's verdict is the kernel's, not tracefs's mode.
+# perf reads the event's format from tracefs: let the group read it
+# (its directories are 0750, the root 0700), so perf's verdict is the
+# kernel's, not tracefs's mode.
 old_mode=$(stat -c %a $T)
-mount -o remount,mode=755 $T
+mount -o remount,mode=750,gid="$GID" $T
 mkdir "$tmp/m" && chown $M "$tmp/m"
 ev=syscalls/sys_enter_openat
 [ -r "$T/events/$ev/id" ] || ev=signal/signal_generate
