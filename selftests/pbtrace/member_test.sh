@@ -125,7 +125,9 @@ for level in 2 1 0 -1; do
 		ok "# SKIP paranoid $level: no perf (linux-perf) to compare with"
 		continue
 	fi
-	as $M perf record -q -a -e "${ev/\//:}" -o "$tmp/m/perf.data" -- true \
+	# no synthesis of every task's maps: slow under TCG, and not the point
+	as $M perf record -q -a --synth=no --no-buildid -e "${ev/\//:}" \
+		-o "$tmp/m/perf.data" -- true \
 		>"$tmp/perf.out" 2>&1
 	prc=$?
 	rm -f "$tmp/m/perf.data"
