@@ -165,24 +165,30 @@ static int may_read(struct sk_buff *skb, struct netlink_ext_ack *extack)
 	return -EPERM;
 }
 
-/* A member names a session: it must be one the member created. */
+/* One answer for a session that is not there and one that is not yours. */
+static int no_session(struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG(extack, "no session with this id: 'tracectl status' lists them");
+	return -ENOENT;
+}
+
+/*
+ * A member names a session: it must be one the member created. Another
+ * user's is answered as one that does not exist, here, before anything of
+ * the request is read, so that nothing tells the two apart: a member
+ * learns neither which ids are live nor whose they are.
+ */
 static int check_owner(struct genl_info *info)
 {
 	struct nlattr *attr = info->attrs[PBTRACE_A_SESSION_ID];
 	struct pbt_session *s;
 	int ret = 0;
-	u32 uid;
 
 	if (!attr)
 		return 0;	/* NEW, or the handler says the id is missing */
 	s = pbt_session_get(nla_get_u32(attr));
-	if (s && !uid_eq(s->params.owner_uid, current_euid())) {
-		uid = from_kuid_munged(&init_user_ns, s->params.owner_uid);
-		PBT_ERR_MSG_ATTR_FMT(info->extack, attr,
-				     "session %u belongs to uid %u: a member may use only its own",
-				     s->id, uid);
-		ret = -EPERM;
-	}
+	if (!s || !uid_eq(s->params.owner_uid, current_euid()))
+		ret = no_session(info->extack);
 	pbt_session_put(s);
 	return ret;
 }
@@ -382,7 +388,8 @@ static int check_sizes(struct nlattr *attr, struct pbt_buffer_params *bp,
 }
 
 static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
-			u32 *nr_tps, struct netlink_ext_ack *extack)
+			u32 *nr_tps, const struct pbt_session_params *who,
+			struct netlink_ext_ack *extack)
 {
 	struct nlattr *tb[PBTRACE_A_MAX + 1];
 	int ret;
@@ -427,7 +434,7 @@ static int parse_buffer(struct nlattr *attr, struct pbt_buffer_params *bp,
 		ret = parse_events(tb[PBTRACE_A_BUFFER_EVENTS], bp, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_TRACEPOINTS])
 		ret = pbt_tp_parse(tb[PBTRACE_A_BUFFER_TRACEPOINTS], bp, nr_tps,
-				   extack);
+				   who, extack);
 	if (!ret && tb[PBTRACE_A_BUFFER_PIDS])
 		ret = parse_pids(tb[PBTRACE_A_BUFFER_PIDS], bp, extack);
 	if (!ret && bp->follow_forks && !bp->nr_pids) {
@@ -454,7 +461,7 @@ static int parse_buffers(struct nlattr *nest, struct pbt_session_params *p,
 			NL_SET_ERR_MSG_ATTR(extack, attr, "too many buffers: at most 4 per session");
 			return -E2BIG;
 		}
-		ret = parse_buffer(attr, &p->buffers[p->nr_buffers], &nr_tps,
+		ret = parse_buffer(attr, &p->buffers[p->nr_buffers], &nr_tps, p,
 				   extack);
 		if (ret)
 			return ret;
@@ -502,6 +509,17 @@ static int parse_contents(struct genl_info *info, struct pbt_session_params *p,
 	return parse_buffers(attrs[PBTRACE_A_SESSION_BUFFERS], p, info->extack);
 }
 
+/*
+ * Whose request @p is (before it is parsed: its tracepoints are checked
+ * as that user's): the credentials perf decides by, kept by a new session
+ * for its START, and whether root's rules or a member's apply.
+ */
+static void who_asks(struct sk_buff *skb, struct pbt_session_params *p)
+{
+	p->cred = get_current_cred();
+	p->member = !netlink_capable(skb, CAP_SYS_ADMIN);
+}
+
 static int parse_session(struct genl_info *info, struct pbt_session_params *p)
 {
 	struct nlattr *attr;
@@ -537,6 +555,7 @@ static int pbt_nl_new_session(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENOMEM;
 		goto out;
 	}
+	who_asks(skb, p);
 	ret = parse_session(info, p);
 	if (!ret)
 		ret = member_limits(skb, info, p, true);
@@ -592,6 +611,7 @@ static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
+	who_asks(skb, p);
 	ret = parse_contents(info, p, &what);
 	if (!ret && (what & PBT_SET_BUFFERS))
 		ret = member_limits(skb, info, p, false);
@@ -624,8 +644,10 @@ static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 static void explain_session_error(u8 cmd, int ret,
 				  struct netlink_ext_ack *extack)
 {
+	if (extack->_msg)	/* said already (a tracepoint at START) */
+		return;
 	if (ret == -ENOENT)
-		NL_SET_ERR_MSG(extack, "no session with this id: 'tracectl status' lists them");
+		no_session(extack);
 	else if (cmd == PBTRACE_CMD_START_SESSION && ret == -EALREADY)
 		NL_SET_ERR_MSG(extack, "session is already started");
 	else if (cmd == PBTRACE_CMD_START_SESSION && ret == -EINVAL)
@@ -648,7 +670,7 @@ static int pbt_nl_session_op(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 	switch (cmd) {
 	case PBTRACE_CMD_START_SESSION:
-		ret = pbt_session_start(id);
+		ret = pbt_session_start(id, info->extack);
 		break;
 	case PBTRACE_CMD_STOP_SESSION:
 		ret = pbt_session_stop(id);
@@ -937,18 +959,13 @@ static int pbt_nl_session_dump_start(struct netlink_callback *cb)
 		return -EINVAL;
 	}
 	s = pbt_session_get(nla_get_u32(id));
-	if (!s) {
-		NL_SET_ERR_MSG(cb->extack, "no session with this id: 'tracectl status' lists them");
-		return -ENOENT;
-	}
 	/* A member (no CAP_PERFMON) looks at its own sessions only. */
-	if (!sees_all(cb->skb) && !uid_eq(s->params.owner_uid, current_euid()))
-		ret = -EPERM;
+	if (!s || (!sees_all(cb->skb) &&
+		   !uid_eq(s->params.owner_uid, current_euid())))
+		ret = no_session(cb->extack);
 	pbt_session_put(s);
-	if (ret) {
-		NL_SET_ERR_MSG(cb->extack, "this session belongs to another user: a member may look only at its own");
+	if (ret)
 		return ret;
-	}
 	cb->args[0] = nla_get_u32(id);
 	cb->args[1] = 0;
 	cb->args[2] = 0;

@@ -111,6 +111,15 @@ struct pbt_session_params {
 	/* Who created it (euid/egid): root, or a member of the group= gid. */
 	kuid_t owner_uid;
 	kgid_t owner_gid;
+	/*
+	 * The creator's credentials (get_current_cred() at NEW_SESSION; NULL:
+	 * the kernel's own, a relay's session): its perf counters are created
+	 * under them, so perf_event_paranoid and the LSM decide as for that
+	 * user's perf. @member: the creator had no CAP_SYS_ADMIN, so
+	 * tracepoint.c also refuses what only root may record.
+	 */
+	const struct cred *cred;
+	bool member;
 	struct pbt_buffer_params buffers[PBTRACE_MAX_BUFFERS];
 };
 
@@ -143,7 +152,7 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 		    struct netlink_ext_ack *extack);
 void pbt_params_free(struct pbt_session_params *p);	/* allocations only */
-int pbt_session_start(u32 id);
+int pbt_session_start(u32 id, struct netlink_ext_ack *extack);
 int pbt_session_stop(u32 id);
 int pbt_session_flush(u32 id);
 int pbt_session_destroy(u32 id, const char *error);	/* error may be NULL */
@@ -413,8 +422,11 @@ struct pbt_tp {
 };
 
 int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
-		 u32 *session_total, struct netlink_ext_ack *extack);
-int pbt_tp_start(struct pbt_buffer *b);		/* counters; may sleep */
+		 u32 *session_total, const struct pbt_session_params *who,
+		 struct netlink_ext_ack *extack);
+/* Counters under who's cred, each id checked again; may sleep. */
+int pbt_tp_start(struct pbt_buffer *b, const struct pbt_session_params *who,
+		 struct netlink_ext_ack *extack);
 void pbt_tp_stop(struct pbt_buffer *b);		/* release; caller syncs */
 
 /*

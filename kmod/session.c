@@ -16,6 +16,7 @@
 #include <linux/timekeeping.h>
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
+#include <linux/cred.h>
 #include <net/netlink.h>
 
 #include "pbtrace.h"
@@ -85,8 +86,10 @@ void pbt_params_free(struct pbt_session_params *p)
 
 	kfree(p->output);
 	kvfree(p->config);
+	put_cred(p->cred);
 	p->output = NULL;
 	p->config = NULL;
+	p->cred = NULL;
 	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
 		bitmap_free(p->buffers[i].syscalls);
 		p->buffers[i].syscalls = NULL;
@@ -105,6 +108,7 @@ static void take_params(struct pbt_session_params *dst,
 	*dst = *p;
 	p->output = NULL;
 	p->config = NULL;
+	p->cred = NULL;
 	for (i = 0; i < PBTRACE_MAX_BUFFERS; i++) {
 		p->buffers[i].syscalls = NULL;
 		p->buffers[i].tps = NULL;
@@ -415,7 +419,8 @@ static void stop_tracepoints(struct pbt_session *s)
 }
 
 /* Any tracepoint's counters, once its buffer is active (tracepoint.c). */
-static int start_tracepoints(struct pbt_session *s)
+static int start_tracepoints(struct pbt_session *s,
+			     struct netlink_ext_ack *extack)
 {
 	unsigned int i;
 	int ret;
@@ -423,7 +428,7 @@ static int start_tracepoints(struct pbt_session *s)
 	for (i = 0; i < s->params.nr_buffers; i++) {
 		if (!pbt_buffer_local(&s->params.buffers[i]))
 			continue;
-		ret = pbt_tp_start(s->buffers[i]);
+		ret = pbt_tp_start(s->buffers[i], &s->params, extack);
 		if (ret) {
 			stop_tracepoints(s);
 			return ret;
@@ -452,7 +457,7 @@ static int start_watermarks(struct pbt_session *s)
 	return 0;
 }
 
-static int start_locked(struct pbt_session *s)
+static int start_locked(struct pbt_session *s, struct netlink_ext_ack *extack)
 {
 	unsigned int i;
 	int ret;
@@ -484,7 +489,7 @@ static int start_locked(struct pbt_session *s)
 		if (ret)
 			goto err;
 	}
-	ret = start_tracepoints(s);
+	ret = start_tracepoints(s, extack);
 	if (ret) {
 		i = s->params.nr_buffers;
 		goto err;
@@ -503,14 +508,14 @@ err:
 	return ret;
 }
 
-int pbt_session_start(u32 id)
+int pbt_session_start(u32 id, struct netlink_ext_ack *extack)
 {
 	struct pbt_session *s;
 	int ret;
 
 	mutex_lock(&pbt_sessions_lock);
 	s = find_locked(id);
-	ret = s ? start_locked(s) : -ENOENT;
+	ret = s ? start_locked(s, extack) : -ENOENT;
 	if (!ret)
 		changed(PBTRACE_CMD_START_SESSION, id, NULL);
 	mutex_unlock(&pbt_sessions_lock);

@@ -7,14 +7,25 @@
  * __perf_event_overflow) with the ftrace record, which buffer.c encodes.
  * No ftrace ring buffer is involved.
  *
- * Counters are created from a kworker (full capabilities): with
- * PERF_SAMPLE_RAW, perf_trace_event_perm() checks the *current* task's
- * perfmon capability, and a session of a group= member (docs/security.md)
- * must work as root's does. The id userspace sends is checked at
- * NEW/SET_SESSION by creating a disabled counter and comparing its
- * tracepoint's group and name with the one asked for.
+ * Whose policy: perf_event_create_kernel_counter() checks the *current*
+ * task's right to raw tracepoint data (perf_trace_event_perm() ->
+ * perf_allow_tracepoint(): perf_event_paranoid above -1 needs
+ * CAP_PERFMON, then the LSM's perf_event_open hook, PERF_SECURITY_TRACEPOINT),
+ * as for a CPU-wide perf_event_open(). Counters are created in a kworker
+ * that takes on the session creator's credentials (override_creds()), so
+ * those checks decide for that user exactly as for `perf record -a -e`,
+ * whoever sends START. A group= member (docs/security.md) is refused
+ * besides, whatever the sysctl says, dynamic events, printk/ and ftrace/
+ * (told by the kernel's trace_event_call, not the name sent) and any
+ * field that is not one of the kernel's own for that id.
+ *
+ * The id userspace sends is checked at NEW/SET_SESSION by creating a
+ * disabled counter and comparing its tracepoint's group and name with the
+ * one asked for, and again on the counters START creates: an id freed and
+ * reused meanwhile (a kprobe event deleted, another created) is refused.
  */
 #include <linux/cpu.h>
+#include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
@@ -26,6 +37,15 @@
 #include "pbtrace.h"
 #include "compat.h"
 #include "core/tp_encode.h"
+
+/*
+ * A FtraceEvent field number: protobuf's largest is 2^29 - 1 (a larger one
+ * wraps the tag). NLA_POLICY_MAX takes an s16 bound (6.1), hence the range.
+ */
+static struct netlink_range_validation proto_id_range __ro_after_init = {
+	.min = 1,
+	.max = (1U << 29) - 1,
+};
 
 /* NLA_POLICY_MAX takes an s16 bound (6.1): nothing above 8192 here. */
 static const struct nla_policy tpf_policy[PBTRACE_A_MAX + 1] = {
@@ -42,7 +62,7 @@ static const struct nla_policy tpf_policy[PBTRACE_A_MAX + 1] = {
 static const struct nla_policy tp_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_TP_NAME]		= { .type = NLA_NUL_STRING, .len = 2 * PBTRACE_NAME_MAX },
 	[PBTRACE_A_TP_ID]		= { .type = NLA_U32 },
-	[PBTRACE_A_TP_PROTO_ID]		= NLA_POLICY_MIN(NLA_U32, 1),
+	[PBTRACE_A_TP_PROTO_ID]		= NLA_POLICY_FULL_RANGE(NLA_U32, &proto_id_range),
 	[PBTRACE_A_TP_FLAGS]		= { .type = NLA_U32 },
 	[PBTRACE_A_TP_FILTER]		= { .type = NLA_NUL_STRING, .len = PBTRACE_TP_FILTER_MAX - 1 },
 	[PBTRACE_A_TP_PERIOD]		= NLA_POLICY_MIN(NLA_U32, 1),
@@ -126,15 +146,22 @@ struct tp_work {
 	struct pbt_tp *tps;		/* start: these, on every online CPU */
 	u32 nr;
 	const struct pbt_tp_params *check;	/* parse: this id */
+	const struct cred *cred;	/* as whom; NULL: the kworker's own */
+	bool member;			/* and refuse what is root's */
 	int ret;
-	const char *why;		/* check: what did not match */
+	const struct pbt_tp_params *failed;	/* start: the one refused */
+	const char *why;		/* what did not match */
+	char why_buf[48];		/* why, when it names a field */
+	bool refused;			/* why is a member's refusal: EPERM */
 };
 
 static void tp_overflow(struct perf_event *event, struct perf_sample_data *data,
 			struct pt_regs *regs);
 
+/* Under @cred, if any: perf checks current's right to the raw data. */
 static struct perf_event *create_counter(const struct pbt_tp_params *p,
-					 int cpu, bool disabled, void *ctx)
+					 int cpu, bool disabled, void *ctx,
+					 const struct cred *cred)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -145,17 +172,109 @@ static struct perf_event *create_counter(const struct pbt_tp_params *p,
 		.sample_type = PERF_SAMPLE_RAW,
 		.disabled = disabled,
 	};
+	const struct cred *old = cred ? override_creds(cred) : NULL;
+	struct perf_event *event;
 
-	return perf_event_create_kernel_counter(&attr, cpu, NULL, tp_overflow,
-						ctx);
+	event = perf_event_create_kernel_counter(&attr, cpu, NULL, tp_overflow,
+						 ctx);
+	if (cred)
+		revert_creds(old);
+	return event;
 }
 
 /*
- * NULL if @event is the tracepoint @p names, else what differs. Short:
- * a formatted extack holds 79 characters (NETLINK_MAX_FMTMSG_LEN).
+ * The head of the kernel's struct ftrace_event_field (kernel/trace/trace.h,
+ * private): link, name, type, filter_type, offset, size are the same on
+ * 6.1 and 6.12, and only they are read. trace_get_fields() lists the
+ * event's own fields; the common_* ones are struct trace_entry's.
+ */
+struct pbt_kernel_field {
+	struct list_head link;
+	const char *name;
+	const char *type;
+	int filter_type;
+	int offset;
+	int size;
+};
+
+static const struct {
+	const char *name;
+	int offset, size;
+} common_fields[] = {
+	{ "common_type", offsetof(struct trace_entry, type),
+	  sizeof_field(struct trace_entry, type) },
+	{ "common_flags", offsetof(struct trace_entry, flags),
+	  sizeof_field(struct trace_entry, flags) },
+	{ "common_preempt_count", offsetof(struct trace_entry, preempt_count),
+	  sizeof_field(struct trace_entry, preempt_count) },
+	{ "common_pid", offsetof(struct trace_entry, pid),
+	  sizeof_field(struct trace_entry, pid) },
+};
+
+static bool loc_kind(u8 kind)
+{
+	return kind >= PBTRACE_TPF_DATA_LOC_STR &&
+	       kind <= PBTRACE_TPF_REL_LOC_BYTES;
+}
+
+/* Is @f, by name, offset and size, one of the kernel's fields of @call? */
+static bool kernel_field(struct trace_event_call *call,
+			 const struct pbt_tpf *f)
+{
+	struct pbt_kernel_field *k;
+	bool loc;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(common_fields); i++)
+		if (!strcmp(f->name, common_fields[i].name))
+			return f->offset == common_fields[i].offset &&
+			       f->size == common_fields[i].size &&
+			       !loc_kind(f->kind);
+	list_for_each_entry(k, trace_get_fields(call), link) {
+		if (strcmp(f->name, k->name))
+			continue;
+		loc = !strncmp(k->type, "__data_loc ", 11) ||
+		      !strncmp(k->type, "__rel_loc ", 10);
+		return f->offset == k->offset && f->size == k->size &&
+		       loc == loc_kind(f->kind);
+	}
+	return false;
+}
+
+/*
+ * What a member may not record of @call, or NULL. Told by the kernel's
+ * own description: a root-made event's flags and system, whatever name
+ * it was asked for by.
+ */
+static const char *member_refusal(struct trace_event_call *call,
+				  const struct pbt_tp_params *p, char *buf,
+				  size_t len)
+{
+	u32 i;
+
+	/* kprobes, uprobes, eprobes, synthetic, fprobes, user_events */
+	if (call->flags & (TRACE_EVENT_FL_DYNAMIC | TRACE_EVENT_FL_UKPROBE |
+			   TRACE_EVENT_FL_EPROBE))
+		return "is a dynamic event: root only";
+	if (!strcmp(call->class->system, "printk"))
+		return "is the kernel log (printk): root only";
+	for (i = 0; i < p->layout.nr_fields; i++) {
+		if (kernel_field(call, &p->layout.fields[i]))
+			continue;
+		snprintf(buf, len, "field %.24s is not the kernel's",
+			 p->layout.fields[i].name);
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * NULL if @event is the tracepoint @p names, and one @tw's user may
+ * record, else what differs. Short: a formatted extack holds 79
+ * characters (NETLINK_MAX_FMTMSG_LEN).
  */
 static const char *mismatch(struct perf_event *event,
-			    const struct pbt_tp_params *p)
+			    const struct pbt_tp_params *p, struct tp_work *tw)
 {
 	struct trace_event_call *call = event->tp_event;
 
@@ -167,7 +286,26 @@ static const char *mismatch(struct perf_event *event,
 	/* perf runs the function tracer's events from ftrace itself */
 	if (!strcmp(call->class->system, "ftrace"))
 		return "is an ftrace/ event, which cannot be recorded";
-	return NULL;
+	if (!tw->member)
+		return NULL;
+	tw->refused = true;
+	return member_refusal(call, p, tw->why_buf, sizeof(tw->why_buf));
+}
+
+/* The errno for what mismatch() said. */
+static int mismatch_errno(const struct tp_work *tw)
+{
+	return tw->refused ? -EPERM : -EINVAL;
+}
+
+/* Why perf_event_create_kernel_counter() said @ret. */
+static const char *create_error(int ret)
+{
+	if (ret == -ENOENT || ret == -EINVAL)
+		return "is no tracepoint here (read its id again)";
+	if (ret == -EPERM || ret == -EACCES)
+		return "refused by perf (perf_event_paranoid, LSM)";
+	return "cannot be attached to by perf";
 }
 
 static void check_work(struct work_struct *work)
@@ -175,18 +313,15 @@ static void check_work(struct work_struct *work)
 	struct tp_work *tw = container_of(work, struct tp_work, work);
 	struct perf_event *event;
 
-	event = create_counter(tw->check, raw_smp_processor_id(), true, NULL);
+	event = create_counter(tw->check, raw_smp_processor_id(), true, NULL,
+			       tw->cred);
 	if (IS_ERR(event)) {
 		tw->ret = PTR_ERR(event);
-		tw->why = tw->ret == -ENOENT || tw->ret == -EINVAL ?
-			  "is no tracepoint here (read its id again)" :
-			  tw->ret == -EPERM || tw->ret == -EACCES ?
-			  "refused by perf (perfmon capability)" :
-			  "cannot be attached to by perf";
+		tw->why = create_error(tw->ret);
 		return;
 	}
-	tw->why = mismatch(event, tw->check);
-	tw->ret = tw->why ? -EINVAL : 0;
+	tw->why = mismatch(event, tw->check, tw);
+	tw->ret = tw->why ? mismatch_errno(tw) : 0;
 	perf_event_release_kernel(event);
 }
 
@@ -205,9 +340,10 @@ static void release(struct pbt_tp *tps, u32 nr)
 	}
 }
 
-static int start_one(struct pbt_tp *tp)
+static int start_one(struct pbt_tp *tp, struct tp_work *tw)
 {
 	struct perf_event *event;
+	bool checked = false;
 	int cpu;
 
 	tp->events = kcalloc(nr_cpu_ids, sizeof(*tp->events), GFP_KERNEL);
@@ -221,12 +357,24 @@ static int start_one(struct pbt_tp *tp)
 	 * that comes online later has no counter: docs/generic-events.md.
 	 */
 	for_each_online_cpu(cpu) {
-		event = create_counter(&tp->p, cpu, false, tp);
+		event = create_counter(&tp->p, cpu, false, tp, tw->cred);
 		if (IS_ERR(event) && PTR_ERR(event) == -ENODEV && !cpu_online(cpu))
 			continue;
-		if (IS_ERR(event))
+		if (IS_ERR(event)) {
+			tw->why = create_error(PTR_ERR(event));
 			return PTR_ERR(event);
+		}
 		tp->events[cpu] = event;
+		/*
+		 * The id again, as at NEW: it may have been freed and given
+		 * to another event since. One CPU's counter says for all.
+		 */
+		if (!checked) {
+			tw->why = mismatch(event, &tp->p, tw);
+			if (tw->why)
+				return mismatch_errno(tw);
+			checked = true;
+		}
 	}
 	return 0;
 }
@@ -236,10 +384,14 @@ static void start_work(struct work_struct *work)
 	struct tp_work *tw = container_of(work, struct tp_work, work);
 	u32 i;
 
-	for (i = 0; i < tw->nr && !tw->ret; i++)
-		if (tw->tps[i].p.flags &
-		    (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE))
-			tw->ret = start_one(&tw->tps[i]);
+	for (i = 0; i < tw->nr && !tw->ret; i++) {
+		if (!(tw->tps[i].p.flags &
+		      (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE)))
+			continue;
+		tw->ret = start_one(&tw->tps[i], tw);
+		if (tw->ret)
+			tw->failed = &tw->tps[i].p;
+	}
 	if (tw->ret)
 		release(tw->tps, tw->nr);
 }
@@ -292,15 +444,25 @@ static void tp_overflow(struct perf_event *event, struct perf_sample_data *data,
 		sample(tp, regs);
 }
 
-/* Counters for every tracepoint of @b on every online CPU. */
-int pbt_tp_start(struct pbt_buffer *b)
+/*
+ * Counters for every tracepoint of @b on every online CPU, under the
+ * session creator's credentials (@who->cred), checked again as at NEW.
+ */
+int pbt_tp_start(struct pbt_buffer *b, const struct pbt_session_params *who,
+		 struct netlink_ext_ack *extack)
 {
-	struct tp_work tw = { };
+	struct tp_work tw = { .cred = who->cred, .member = who->member };
+	const struct pbt_tp_params *p;
 
 	tw.tps = pbt_buffer_tps(b, &tw.nr);
 	if (!tw.nr)
 		return 0;
 	run_in_kworker(&tw, start_work);
+	p = tw.failed;
+	if (tw.ret && p && tw.why)
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "start: %s/%s: id %u %s",
+				     p->layout.group, p->layout.name, p->id,
+				     tw.why);
 	return tw.ret;
 }
 
@@ -318,9 +480,11 @@ void pbt_tp_stop(struct pbt_buffer *b)
 }
 
 static int check_id(struct nlattr *attr, const struct pbt_tp_params *p,
+		    const struct pbt_session_params *who,
 		    struct netlink_ext_ack *extack)
 {
-	struct tp_work tw = { .check = p };
+	struct tp_work tw = { .check = p, .cred = who->cred,
+			      .member = who->member };
 
 	run_in_kworker(&tw, check_work);
 	if (tw.ret)
@@ -368,6 +532,7 @@ static int parse_filter(struct nlattr *attr, struct pbt_tp_params *p,
 }
 
 static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
+		    const struct pbt_session_params *who,
 		    struct netlink_ext_ack *extack)
 {
 	struct nlattr *tb[PBTRACE_A_MAX + 1];
@@ -393,6 +558,11 @@ static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
 	p->id = nla_get_u32(tb[PBTRACE_A_TP_ID]);
 	p->flags = nla_get_u32(tb[PBTRACE_A_TP_FLAGS]);
 	p->layout.proto_id = nla_get_u32(tb[PBTRACE_A_TP_PROTO_ID]);
+	/* Below the base are Perfetto's own events: a member's cannot pose */
+	if (who->member && p->layout.proto_id < PBTRACE_TP_GENERIC_PROTO_BASE) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[PBTRACE_A_TP_PROTO_ID], "a member's tracepoint is written as a generic event: proto_id >= 65536 (PBTRACE_TP_GENERIC_PROTO_BASE)");
+		return -EPERM;
+	}
 	p->period = tb[PBTRACE_A_TP_PERIOD] ?
 		    nla_get_u32(tb[PBTRACE_A_TP_PERIOD]) : 1;
 	ret = unsupported(tb, attr, p, extack);
@@ -410,7 +580,7 @@ static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
 		if (ret)
 			return ret;
 	}
-	return check_id(attr, p, extack);
+	return check_id(attr, p, who, extack);
 }
 
 /*
@@ -419,7 +589,8 @@ static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
  * buffers against PBTRACE_MAX_TRACEPOINTS.
  */
 int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
-		 u32 *session_total, struct netlink_ext_ack *extack)
+		 u32 *session_total, const struct pbt_session_params *who,
+		 struct netlink_ext_ack *extack)
 {
 	struct nlattr *attr;
 	int rem, ret, n = 0;
@@ -438,7 +609,7 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 	if (!bp->tps)
 		return -ENOMEM;
 	nla_for_each_nested(attr, nest, rem) {
-		ret = parse_tp(attr, &bp->tps[bp->nr_tps], extack);
+		ret = parse_tp(attr, &bp->tps[bp->nr_tps], who, extack);
 		if (ret)
 			return ret;
 		/* stack.c's intern tables and capture, per CPU */

@@ -118,7 +118,7 @@ static int relay_new_session(struct relay_conn *c,
 	}
 	rs->b = rs->s->buffers[0];
 	rs->host_id = ctl->session;
-	ret = pbt_session_start(rs->id);
+	ret = pbt_session_start(rs->id, NULL);
 	if (ret)
 		goto err;
 	return 0;
