@@ -1374,7 +1374,9 @@ static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 	if (admit_bytes(g.total))
 		return -ENOMEM;
 	b->vsize = g.total;
-	b->vmem = __vmalloc(g.total, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	/* Past the memcg's limit: ENOMEM, not its OOM killer. */
+	b->vmem = __vmalloc(g.total, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			    __GFP_RETRY_MAYFAIL);
 	if (!b->vmem) {
 		atomic64_sub(g.total, &all_buffers_bytes);
 		return -ENOMEM;
