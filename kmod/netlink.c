@@ -124,9 +124,6 @@ static unsigned int group_max_counters = 1024;
 module_param(group_max_counters, uint, 0644);
 MODULE_PARM_DESC(group_max_counters, "most perf counters (tracepoints x online CPUs) of one group member's sessions (default 1024)");
 
-/* Byte steps per hit (pbt_filter_cost()): one filter, a session's. */
-#define PBT_MEMBER_FILTER_COST (64 * 1024)
-#define PBT_MEMBER_FILTERS_COST (256 * 1024)
 
 static bool in_trace_group(void)
 {
@@ -247,8 +244,8 @@ static int member_limits(struct sk_buff *skb, struct genl_info *info,
 		.max_bytes = (u64)READ_ONCE(group_max_kb) * 1024,
 		.max_sessions = READ_ONCE(group_max_sessions),
 		.max_counters = READ_ONCE(group_max_counters),
-		.max_filter_cost = PBT_MEMBER_FILTER_COST,
-		.max_filters_cost = PBT_MEMBER_FILTERS_COST,
+		.max_filter_cost = PBT_FILTER_MEMBER_COST,
+		.max_filters_cost = PBT_FILTER_MEMBER_SESSION_COST,
 	};
 	return 0;
 }

@@ -576,8 +576,8 @@ static uint64_t insn_cost(const struct pbt_filter_prog *prog,
 	switch (in->op) {
 	case PBT_FOP_STR_FULL:
 	case PBT_FOP_STR_FRONT:
-	case PBT_FOP_STR_END:
-		return (uint64_t)in->str_len + 1;
+	case PBT_FOP_STR_END:	/* load_str()'s memchr, then a memcmp */
+		return str + in->str_len + 1;
 	case PBT_FOP_STR_MIDDLE:
 	case PBT_FOP_STR_GLOB:
 		return ((uint64_t)in->str_len + 1) * str;

@@ -99,13 +99,16 @@ int pbt_filter_verify(const struct pbt_filter_prog *prog);
 
 /*
  * The most work pbt_filter_match() can do on one record, in byte steps:
- * every comparison runs at most once (jumps go forward), a number costs 1,
- * ==, != and ~ "abc*" / "*abc" the pattern's bytes + 1, ~ "*abc*" and a
- * full glob (pattern bytes + 1) x (the string's most bytes: char[N] N, a
- * __data_loc string the largest record, PBT_FILTER_LOC_MAX). Budgets for
- * group members are in these units (docs/security.md).
+ * every comparison runs at most once (jumps go forward), a number costs 1;
+ * a string compare first finds the string's end (its most bytes S: char[N]
+ * N, a __data_loc string the largest record, PBT_FILTER_LOC_MAX), so ==,
+ * != and ~ "abc*" / "*abc" cost S + the pattern's bytes + 1, ~ "*abc*" and
+ * a full glob (pattern bytes + 1) x S. A group member's filters are
+ * bounded in these units (docs/security.md, docs/benchmarks.md).
  */
 #define PBT_FILTER_LOC_MAX	8192	/* PBT_TP_RECORD_MAX */
+#define PBT_FILTER_MEMBER_COST	32768	/* one filter of a member's */
+#define PBT_FILTER_MEMBER_SESSION_COST (4 * PBT_FILTER_MEMBER_COST)
 uint64_t pbt_filter_cost(const struct pbt_filter_prog *prog);
 
 /* Does the record @rec of @rec_size bytes pass? @prog must be verified. */

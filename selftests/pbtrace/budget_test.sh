@@ -191,11 +191,11 @@ echo "$old_counters" >$param/group_max_counters
 
 # ---- filters: cost per hit = (pattern + 1) x string bytes for *x* globs ----
 # sched_process_exec's filename is a __data_loc string: 8192 bytes at most.
-BIG='filename ~ "*abcdefgh*"'	# 9 x 8192 = 73728 > 65536
-FIT='filename ~ "*bin/t*"'	# 6 x 8192 = 49152
+BIG='filename ~ "*bin/t*"'	# 6 x 8192 = 49152 > 32768
+FIT='filename ~ "/usr/bin/*"'	# 8192 + 9 + 1 = 8202: a prefix
 expect 7 "a member's filter past its cost bound is refused (E2BIG)" \
 	mas $M1 "$cmd" make m1big 1024 "sched/sched_process_exec:$BIG"
-says "filter cost 73728 > 65536 a member's may" "the message says the cost and the bound"
+says "filter cost 49152 > 32768 a member's may" "the message says the cost and the bound"
 id=$("$cmd" make rootbig 1024 "sched/sched_process_exec:$BIG" 2>"$tmp/out")
 check "root's same filter is taken (root's filters have no cost bound)" test -n "$id"
 "$cmd" destroy "${id:-0}" >/dev/null 2>&1

@@ -6,7 +6,8 @@
  * worst records for each pattern: a __data_loc string of the largest
  * record's length made of the pattern's first byte, so that every
  * position nearly matches. Each filter's cost in the units a member's
- * bound counts (pbt_filter_cost(), bound 65536) is printed beside it.
+ * bound counts (pbt_filter_cost(), PBT_FILTER_MEMBER_COST) is printed
+ * beside it, and whether a member may set it.
  *
  *   filtercost [ITERATIONS]
  *
@@ -38,6 +39,18 @@ int memcmp(const void *cs, const void *ct, size_t count)
 			break;
 	}
 	return res;
+}
+
+/* And its memchr, which finds every string's end first. */
+void *memchr(const void *s, int c, size_t n)
+{
+	const unsigned char *p = s;
+
+	while (n-- != 0) {
+		if ((unsigned char)c == *p++)
+			return (void *)(p - 1);
+	}
+	return NULL;
 }
 
 #define REC_MAX PBT_FILTER_LOC_MAX
@@ -97,7 +110,8 @@ static void run(const char *what, const char *expr, long iters)
 	t1 = now_ns();
 	printf("RESULT filter=%s cost=%llu member=%s ns_per_hit=%.1f match=%d expr='%s'\n",
 	       what, (unsigned long long)pbt_filter_cost(&prog),
-	       pbt_filter_cost(&prog) <= 65536 ? "accepted" : "refused",
+	       pbt_filter_cost(&prog) <= PBT_FILTER_MEMBER_COST ?
+	       "accepted" : "refused",
 	       (t1 - t0) / iters, sink, expr);
 }
 
@@ -107,11 +121,18 @@ int main(int argc, char **argv)
 	char big[300];
 
 	run("number", "pid > 0", iters * 1000);
-	run("prefix", "filename ~ \"/usr/bin/*\"", iters * 1000);
-	/* (7 + 1) x 8192 = 65536: the most a member's ~ "*x*" may cost */
-	run("middle-worst", "filename ~ \"*aaaaaab*\"", iters);
+	run("comm", "comm == \"bash\"", iters * 1000);
+	/* 8192 + 10: a prefix finds the string's end first */
+	run("prefix", "filename ~ \"/usr/bin/*\"", iters * 100);
+	/* (3 + 1) x 8192 = 32768: the most a member's ~ "*x*" may cost */
+	run("middle-worst", "filename ~ \"*aab*\"", iters);
 	/* a full glob at the bound: backtracks at every position */
-	run("glob-worst", "filename ~ \"*aaaa?b\"", iters);
+	run("glob-worst", "filename ~ \"*?b\"", iters);
+	/* three prefixes: 3 x 8202, the most such compares a member's has */
+	run("prefix-3", "filename ~ \"a*\" && filename ~ \"aa*\" && filename ~ \"aaaaaa*\"",
+	    iters * 100);
+	/* refused: 4 x 8192 + 8 x 4 */
+	run("middle-4", "filename ~ \"*aaab*\"", iters);
 	/* the issue's case, root only now: a 253-byte *x* on a long path */
 	memset(big, 0, sizeof(big));
 	strcpy(big, "filename ~ \"*");
