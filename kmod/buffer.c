@@ -1374,9 +1374,12 @@ static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 	if (admit_bytes(g.total))
 		return -ENOMEM;
 	b->vsize = g.total;
-	/* Past the memcg's limit: ENOMEM, not its OOM killer. */
+	/*
+	 * Past the memcg's limit: ENOMEM and the extack say so, not its OOM
+	 * killer, nor a warning a member could fill the kernel log with.
+	 */
 	b->vmem = __vmalloc(g.total, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-			    __GFP_RETRY_MAYFAIL);
+			    __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!b->vmem) {
 		atomic64_sub(g.total, &all_buffers_bytes);
 		return -ENOMEM;
