@@ -124,7 +124,6 @@ static unsigned int group_max_counters = 1024;
 module_param(group_max_counters, uint, 0644);
 MODULE_PARM_DESC(group_max_counters, "most perf counters (tracepoints x online CPUs) of one group member's sessions (default 1024)");
 
-
 static bool in_trace_group(void)
 {
 	int gid = READ_ONCE(group);
