@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-CPU rings of chunks, one vmalloc_user() area per session buffer laid
+ * Per-CPU rings of chunks, one vmalloc area per session buffer laid
  * out as struct pbtrace_mmap_header describes, so userspace maps it read-only
  * and copies sealed chunks to the trace file verbatim.
  *
@@ -867,6 +867,16 @@ void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu)
 	return b->scratch + (size_t)cpu * b->scratch_size;
 }
 
+/*
+ * The pid filter alone, for tracepoint.c: it runs before a tracepoint's
+ * filter expression, so a member's filter costs nothing on the hits of
+ * tasks its session does not record.
+ */
+bool pbt_buffer_wants_pid(struct pbt_buffer *b, pid_t pid)
+{
+	return pid_wanted(b, pid, 0);
+}
+
 struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr)
 {
 	*nr = b->nr_tps;
@@ -1207,6 +1217,15 @@ void pbt_buffer_publish_watermark(struct pbt_buffer *b, u64 ns, u64 seq)
 }
 
 /*
+ * Every allocation a buffer keeps is charged to the memcg of the task that
+ * creates it (the NEW/SET_SESSION caller, docs/security.md).
+ */
+static void *vzalloc_account(size_t size)
+{
+	return __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+}
+
+/*
  * The buffer's own copy of its tracepoints, each generic one with its
  * descriptor built once here, and a bit per tracepoint per writer.
  */
@@ -1219,9 +1238,9 @@ static int init_tps(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 
 	if (!p->nr_tps)
 		return 0;
-	b->tps = kvcalloc(p->nr_tps, sizeof(*b->tps), GFP_KERNEL);
+	b->tps = kvcalloc(p->nr_tps, sizeof(*b->tps), GFP_KERNEL_ACCOUNT);
 	b->tp_used = kcalloc(array_size(b->nr_cpus, longs), sizeof(long),
-			     GFP_KERNEL);
+			     GFP_KERNEL_ACCOUNT);
 	tmp = kmalloc(PBT_TP_DESC_MAX, GFP_KERNEL);
 	if (!b->tps || !b->tp_used || !tmp)
 		goto nomem;
@@ -1235,7 +1254,7 @@ static int init_tps(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 			continue;	/* Perfetto's own message: no descriptor */
 		tp->desc_len = pbt_tp_descriptor(&tp->p.layout, tmp,
 						 PBT_TP_DESC_MAX);
-		tp->desc = kmemdup(tmp, tp->desc_len, GFP_KERNEL);
+		tp->desc = kmemdup(tmp, tp->desc_len, GFP_KERNEL_ACCOUNT);
 		if (!tp->desc_len || !tp->desc)
 			goto nomem;
 	}
@@ -1286,7 +1305,7 @@ static int init_pids(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 		b->pids[i] = p->pids[i];
 	if (!p->follow_forks)
 		return 0;
-	b->followed = vzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
+	b->followed = vzalloc_account(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
 	if (!b->followed)
 		return -ENOMEM;
 	for (i = 0; i < p->nr_pids; i++)
@@ -1322,35 +1341,60 @@ static void free_vmem(struct pbt_buffer *b)
 	atomic64_sub(b->vsize, &all_buffers_bytes);
 }
 
-/* Header, stats, chunk table, page-aligned data: one mappable area. */
-static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
+/* Where the parts of a buffer's mappable area are, and its size. */
+struct pbt_ring_geom {
+	u32 chunks_per_cpu;
+	u64 stats_off, chunks_off, data_off, total;
+};
+
+static void ring_geom(const struct pbt_buffer_params *p, u32 chunk_size,
+		      struct pbt_ring_geom *g)
 {
 	u64 per_cpu = (u64)p->size_kb * 1024 / num_possible_cpus();
-	u64 stats_off, chunks_off, data_off, total;
 	u32 nr_chunks;
 
+	g->chunks_per_cpu = max_t(u64, 2, per_cpu / chunk_size);
+	nr_chunks = nr_cpu_ids * g->chunks_per_cpu;
+	g->stats_off = ALIGN(sizeof(struct pbtrace_mmap_header), 64);
+	g->chunks_off = ALIGN(g->stats_off +
+			      nr_cpu_ids * sizeof(struct pbtrace_cpu_stats), 64);
+	g->data_off = PAGE_ALIGN(g->chunks_off +
+				 nr_chunks * sizeof(struct pbtrace_chunk_meta));
+	g->total = g->data_off + (u64)nr_chunks * chunk_size;
+}
+
+/*
+ * Header, stats, chunk table, page-aligned data: one mappable area,
+ * charged to the caller's memcg (vmalloc_user() cannot be: its pages are
+ * mapped one by one, pbt_mmap()).
+ */
+static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
+{
+	struct pbt_ring_geom g;
+
+	ring_geom(p, b->chunk_size, &g);
 	b->nr_cpus = nr_cpu_ids;
-	b->chunks_per_cpu = max_t(u64, 2, per_cpu / b->chunk_size);
-	nr_chunks = b->nr_cpus * b->chunks_per_cpu;
-	stats_off = ALIGN(sizeof(struct pbtrace_mmap_header), 64);
-	chunks_off = ALIGN(stats_off + b->nr_cpus * sizeof(*b->stats), 64);
-	data_off = PAGE_ALIGN(chunks_off + nr_chunks * sizeof(*b->meta));
-	total = data_off + (u64)nr_chunks * b->chunk_size;
-	if (total > PBT_MAX_BUFFER_BYTES + data_off)
+	b->chunks_per_cpu = g.chunks_per_cpu;
+	if (g.total > PBT_MAX_BUFFER_BYTES + g.data_off)
 		return -E2BIG;
 
-	if (admit_bytes(total))
+	if (admit_bytes(g.total))
 		return -ENOMEM;
-	b->vsize = total;
-	b->vmem = vmalloc_user(total);
+	b->vsize = g.total;
+	/*
+	 * Past the memcg's limit: ENOMEM and the extack say so, not its OOM
+	 * killer, nor a warning a member could fill the kernel log with.
+	 */
+	b->vmem = __vmalloc(g.total, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			    __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!b->vmem) {
-		atomic64_sub(total, &all_buffers_bytes);
+		atomic64_sub(g.total, &all_buffers_bytes);
 		return -ENOMEM;
 	}
 	b->hdr = b->vmem;
-	b->stats = b->vmem + stats_off;
-	b->meta = b->vmem + chunks_off;
-	b->data = b->vmem + data_off;
+	b->stats = b->vmem + g.stats_off;
+	b->meta = b->vmem + g.chunks_off;
+	b->data = b->vmem + g.data_off;
 	*b->hdr = (struct pbtrace_mmap_header) {
 		.magic = PBTRACE_MMAP_MAGIC,
 		.version = PBTRACE_MMAP_VERSION,
@@ -1359,13 +1403,86 @@ static int layout(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 		.chunk_size = b->chunk_size,
 		.fill_policy = b->fill_policy,
 		.sequence_id_base = b->seq_base,
-		.stats_offset = stats_off,
-		.chunks_offset = chunks_off,
-		.data_offset = data_off,
-		.mmap_size = total,
+		.stats_offset = g.stats_off,
+		.chunks_offset = g.chunks_off,
+		.data_offset = g.data_off,
+		.mmap_size = g.total,
 		.watermark_ms = p->watermark_ms,
 	};
 	return 0;
+}
+
+/* What vmalloc really takes for @size: its pages and their array. */
+static u64 vmalloc_cost(u64 size)
+{
+	u64 pages = PAGE_ALIGN(size) >> PAGE_SHIFT;
+
+	return (pages << PAGE_SHIFT) +
+	       kmalloc_size_roundup(pages * sizeof(struct page *));
+}
+
+/* What kmalloc (or kvmalloc's first try) really takes for @size. */
+static u64 kmalloc_cost(u64 size)
+{
+	return size ? kmalloc_size_roundup(size) : 0;
+}
+
+/* The bytes of a generic tracepoint's descriptor (init_tps() keeps them). */
+static u64 desc_cost(const struct pbt_buffer_params *p, u8 *tmp)
+{
+	u64 bytes = 0;
+	u32 i;
+
+	for (i = 0; i < p->nr_tps; i++)
+		if (p->tps[i].layout.proto_id >= PBTRACE_TP_GENERIC_PROTO_BASE)
+			bytes += kmalloc_cost(pbt_tp_descriptor(&p->tps[i].layout,
+								tmp, PBT_TP_DESC_MAX));
+	return bytes;
+}
+
+/*
+ * Every byte pbt_buffer_create() will allocate for @p, at the size the
+ * allocators really take (kmalloc's size classes, vmalloc's pages and
+ * their array), held until destroy: what a member's budget counts
+ * (session.c). The perf counters of its tracepoints are tracepoint.c's.
+ * 0 for parameters create would refuse.
+ */
+u64 pbt_buffer_cost(const struct pbt_buffer_params *p)
+{
+	u32 chunk_size, n = nr_cpu_ids, nr_chunks;
+	struct pbt_ring_geom g;
+	u64 bytes;
+	u8 *tmp;
+
+	if (check_params(p, &chunk_size))
+		return 0;
+	ring_geom(p, chunk_size, &g);
+	nr_chunks = n * g.chunks_per_cpu;
+	bytes = kmalloc_cost(sizeof(struct pbt_buffer)) +
+		vmalloc_cost(g.total) +
+		kmalloc_cost(array_size(n, sizeof(struct pbt_writer))) +
+		kmalloc_cost(array_size(n, sizeof(u32))) +
+		kmalloc_cost(BITS_TO_LONGS(nr_chunks) * sizeof(long));
+	if (p->follow_forks)
+		bytes += vmalloc_cost(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
+	if (p->syscalls)
+		bytes += kmalloc_cost(BITS_TO_LONGS(NR_syscalls) * sizeof(long));
+	if (!p->full_sched)
+		bytes += vmalloc_cost(array_size(n, sizeof(struct pbt_compact)));
+	if (p->scratch_size)
+		bytes += vmalloc_cost(array_size(n, ALIGN(p->scratch_size,
+							  SMP_CACHE_BYTES)));
+	if (!p->nr_tps)
+		return bytes;
+	bytes += kmalloc_cost(array_size(p->nr_tps, sizeof(struct pbt_tp))) +
+		 kmalloc_cost(array_size(n, BITS_TO_LONGS(p->nr_tps)) *
+			      sizeof(long));
+	tmp = kmalloc(PBT_TP_DESC_MAX, GFP_KERNEL);
+	if (!tmp)	/* as if each took the most it may */
+		return bytes + p->nr_tps * kmalloc_cost(PBT_TP_DESC_MAX);
+	bytes += desc_cost(p, tmp);
+	kfree(tmp);
+	return bytes;
 }
 
 struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
@@ -1375,7 +1492,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	u32 cpu, i;
 	int ret;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return ERR_PTR(-ENOMEM);
 	ret = check_params(p, &b->chunk_size);
@@ -1391,7 +1508,7 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	if (ret)
 		goto err;
 	if (p->syscalls) {
-		b->syscalls = bitmap_zalloc(NR_syscalls, GFP_KERNEL);
+		b->syscalls = bitmap_zalloc(NR_syscalls, GFP_KERNEL_ACCOUNT);
 		if (!b->syscalls) {
 			ret = -ENOMEM;
 			goto err;
@@ -1408,14 +1525,15 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	ret = layout(b, p);
 	if (ret)
 		goto err;
-	b->w = kcalloc(b->nr_cpus, sizeof(*b->w), GFP_KERNEL);
-	b->rd = kcalloc(b->nr_cpus, sizeof(*b->rd), GFP_KERNEL);
-	b->ungot = bitmap_zalloc(pbt_buffer_nr_chunks(b), GFP_KERNEL);
+	b->w = kcalloc(b->nr_cpus, sizeof(*b->w), GFP_KERNEL_ACCOUNT);
+	b->rd = kcalloc(b->nr_cpus, sizeof(*b->rd), GFP_KERNEL_ACCOUNT);
+	b->ungot = bitmap_zalloc(pbt_buffer_nr_chunks(b), GFP_KERNEL_ACCOUNT);
 	if (!p->full_sched)
-		b->cs = vzalloc(array_size(b->nr_cpus, sizeof(*b->cs)));
+		b->cs = vzalloc_account(array_size(b->nr_cpus, sizeof(*b->cs)));
 	b->scratch_size = ALIGN(p->scratch_size, SMP_CACHE_BYTES);
 	if (b->scratch_size)
-		b->scratch = vzalloc(array_size(b->nr_cpus, b->scratch_size));
+		b->scratch = vzalloc_account(array_size(b->nr_cpus,
+						    b->scratch_size));
 	if (!b->w || !b->rd || !b->ungot || (!p->full_sched && !b->cs) ||
 	    (b->scratch_size && !b->scratch)) {
 		ret = -ENOMEM;

@@ -250,9 +250,10 @@ static long pbt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 static int pbt_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct pbt_buffer *b = attached(file->private_data);
-	unsigned long len = vma->vm_end - vma->vm_start;
+	unsigned long len = vma->vm_end - vma->vm_start, off;
 	size_t size;
 	void *mem;
+	int ret;
 
 	if (!b)
 		return -ENODEV;
@@ -265,7 +266,18 @@ static int pbt_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	pbt_vm_flags_clear(vma, VM_MAYWRITE);
 	pbt_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	return remap_vmalloc_range(vma, mem, 0);
+	/*
+	 * Page by page, as remap_vmalloc_range() does: it wants VM_USERMAP,
+	 * which only vmalloc_user() sets, and that cannot charge the
+	 * session's memcg (buffer.c zeroes the area instead).
+	 */
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(mem + off));
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static __poll_t pbt_poll(struct file *file, poll_table *wait)

@@ -110,12 +110,19 @@ static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
 static int group = -1;
 module_param(group, int, 0644);
 MODULE_PARM_DESC(group, "gid whose members may run their own sessions without root (default -1: nobody)");
+/*
+ * A member's budget (session.c checks it, docs/security.md has the
+ * numbers): all of one uid's sessions together.
+ */
 static unsigned int group_max_kb = 65536;
 module_param(group_max_kb, uint, 0644);
-MODULE_PARM_DESC(group_max_kb, "most buffer KB of one group member's session, all buffers (default 65536)");
-
-/* Members' sessions together: the other half of the slots stays root's. */
-#define PBT_MEMBER_MAX_SESSIONS (PBTRACE_MAX_SESSIONS / 2)
+MODULE_PARM_DESC(group_max_kb, "most KiB of kernel memory one group member's sessions hold together, as allocated: rings, tables, perf counters (default 65536)");
+static unsigned int group_max_sessions = PBTRACE_MAX_SESSIONS / 4;
+module_param(group_max_sessions, uint, 0644);
+MODULE_PARM_DESC(group_max_sessions, "most sessions of one group member (default 2 of the members' 4)");
+static unsigned int group_max_counters = 1024;
+module_param(group_max_counters, uint, 0644);
+MODULE_PARM_DESC(group_max_counters, "most perf counters (tracepoints x online CPUs) of one group member's sessions (default 1024)");
 
 static bool in_trace_group(void)
 {
@@ -219,30 +226,14 @@ static int pbt_pre_doit(const struct pbt_genl_split_ops *ops,
 	return check_owner(info);
 }
 
-static int member_sessions(void)
-{
-	struct pbt_session *s;
-	u32 id = 0;
-	int n = 0;
-
-	while ((s = pbt_session_get_next(id))) {
-		if (!uid_eq(s->params.owner_uid, GLOBAL_ROOT_UID))
-			n++;
-		id = s->id;
-		pbt_session_put(s);
-	}
-	return n;
-}
-
 /*
  * What a member may not ask for: relayed machines (a member's session
- * would take guests from root's sessions), more than group_max_kb of
- * buffers, more than half the session slots with the other members.
+ * would take guests from root's sessions). What it may hold is its
+ * budget, @p->limits, which session.c checks against what the uid holds.
  */
 static int member_limits(struct sk_buff *skb, struct genl_info *info,
-			 const struct pbt_session_params *p, bool is_new)
+			 struct pbt_session_params *p)
 {
-	u64 kb = 0;
 	u32 i;
 
 	if (netlink_capable(skb, CAP_SYS_ADMIN))
@@ -252,18 +243,14 @@ static int member_limits(struct sk_buff *skb, struct genl_info *info,
 			NL_SET_ERR_MSG(info->extack, "relayed machines (machines lists) need CAP_SYS_ADMIN: a group member's session records this machine only");
 			return -EPERM;
 		}
-		kb += p->buffers[i].size_kb;
 	}
-	if (kb > READ_ONCE(group_max_kb)) {
-		PBT_ERR_MSG_ATTR_FMT(info->extack, NULL,
-				     "buffers of %llu KB: a member may have %u (group_max_kb)",
-				     kb, READ_ONCE(group_max_kb));
-		return -E2BIG;
-	}
-	if (is_new && member_sessions() >= PBT_MEMBER_MAX_SESSIONS) {
-		NL_SET_ERR_MSG(info->extack, "group members hold 4 sessions already, the most they may (the other 4 are root's): stop one first");
-		return -ENOSPC;
-	}
+	p->limits = (struct pbt_limits) {
+		.max_bytes = (u64)READ_ONCE(group_max_kb) * 1024,
+		.max_sessions = READ_ONCE(group_max_sessions),
+		.max_counters = READ_ONCE(group_max_counters),
+		.max_filter_cost = PBT_FILTER_MEMBER_COST,
+		.max_filters_cost = PBT_FILTER_MEMBER_SESSION_COST,
+	};
 	return 0;
 }
 
@@ -319,7 +306,7 @@ static int parse_syscalls(struct nlattr *nest, struct pbt_buffer_params *bp,
 	int rem, n = 0;
 	u32 nr;
 
-	bp->syscalls = bitmap_zalloc(NR_syscalls, GFP_KERNEL);
+	bp->syscalls = bitmap_zalloc(NR_syscalls, GFP_KERNEL_ACCOUNT);
 	if (!bp->syscalls)
 		return -ENOMEM;
 	nla_for_each_nested(attr, nest, rem) {
@@ -487,13 +474,13 @@ static int parse_contents(struct genl_info *info, struct pbt_session_params *p,
 	*what = 0;
 	attr = attrs[PBTRACE_A_SESSION_OUTPUT];
 	if (attr) {
-		p->output = nla_strdup(attr, GFP_KERNEL);
+		p->output = nla_strdup(attr, GFP_KERNEL_ACCOUNT);
 		if (!p->output)
 			return -ENOMEM;
 	}
 	attr = attrs[PBTRACE_A_SESSION_CONFIG];
 	if (attr && nla_len(attr)) {
-		p->config = kvmalloc(nla_len(attr), GFP_KERNEL);
+		p->config = kvmalloc(nla_len(attr), GFP_KERNEL_ACCOUNT);
 		if (!p->config)
 			return -ENOMEM;
 		memcpy(p->config, nla_data(attr), nla_len(attr));
@@ -558,7 +545,7 @@ static int pbt_nl_new_session(struct sk_buff *skb, struct genl_info *info)
 	who_asks(skb, p);
 	ret = parse_session(info, p);
 	if (!ret)
-		ret = member_limits(skb, info, p, true);
+		ret = member_limits(skb, info, p);
 	if (ret)
 		goto out;
 	p->owner_uid = current_euid();
@@ -614,7 +601,7 @@ static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 	who_asks(skb, p);
 	ret = parse_contents(info, p, &what);
 	if (!ret && (what & PBT_SET_BUFFERS))
-		ret = member_limits(skb, info, p, false);
+		ret = member_limits(skb, info, p);
 	if (!ret && !what) {
 		NL_SET_ERR_MSG(info->extack, "nothing to change: give config, output and/or buffers");
 		ret = -EINVAL;

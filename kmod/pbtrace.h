@@ -101,6 +101,19 @@ struct pbt_buffer_params {
 	struct pbt_tp_params *tps;
 };
 
+/*
+ * What a group member's sessions may take, all of one uid's together
+ * (netlink.c's group_max_* parameters, docs/security.md). A caller with
+ * CAP_SYS_ADMIN has none: member false.
+ */
+struct pbt_limits {			/* a member's (@member); root has none */
+	u64 max_bytes;				/* kernel memory, as allocated */
+	u32 max_sessions;
+	u32 max_counters;			/* tracepoints x online CPUs */
+	u64 max_filter_cost;			/* one filter: pbt_filter_cost() */
+	u64 max_filters_cost;			/* a session's filters together */
+};
+
 struct pbt_session_params {
 	char name[PBTRACE_NAME_MAX];
 	char *output;				/* kmalloc'd; owned by session */
@@ -120,6 +133,7 @@ struct pbt_session_params {
 	 */
 	const struct cred *cred;
 	bool member;
+	struct pbt_limits limits;		/* the caller's, at NEW or SET */
 	struct pbt_buffer_params buffers[PBTRACE_MAX_BUFFERS];
 };
 
@@ -136,6 +150,9 @@ struct pbt_session {
 	struct pbt_remote *remote;		/* remote.c: relayed machines' data */
 	/* watermark.c's, per buffer with watermark_ms, from the start on */
 	struct pbt_watermark *wm[PBTRACE_MAX_BUFFERS];
+	/* What it holds, for its owner's budget (session.c) */
+	u64 bytes;				/* allocated, all of it */
+	u32 counters;				/* perf counters once started */
 };
 
 extern struct mutex pbt_sessions_lock;		/* serializes control ops */
@@ -186,6 +203,7 @@ bool pbt_buffer_local(const struct pbt_buffer_params *bp); /* names "host" */
 bool pbt_buffer_wants(const struct pbt_buffer_params *bp, const char *machine);
 struct pbt_remote *pbt_remote_create(struct pbt_session *s);
 void pbt_remote_destroy(struct pbt_remote *r);
+u64 pbt_remote_cost(void);			/* bytes create takes */
 void pbt_remote_resize(struct pbt_remote *r);	/* SET_SESSION */
 void pbt_remote_start(struct pbt_remote *r);
 void pbt_remote_stop(struct pbt_remote *r);	/* also at destroy */
@@ -244,6 +262,8 @@ bool pbt_remote_held(u32 machine_id);
 struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 				     u32 sequence_id_base, wait_queue_head_t *wq);
 void pbt_buffer_destroy(struct pbt_buffer *b);
+/* Bytes create allocates for @p, as the allocators take them (budgets). */
+u64 pbt_buffer_cost(const struct pbt_buffer_params *p);
 void pbt_buffer_activate(struct pbt_buffer *b);
 void pbt_buffer_deactivate(struct pbt_buffer *b);
 void pbt_buffer_flush(struct pbt_buffer *b);	/* seal all CPUs, may sleep */
@@ -281,6 +301,7 @@ struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms,
 void pbt_watermark_kick(struct pbt_watermark *wm);	/* a round now */
 void pbt_watermark_stop(struct pbt_watermark *wm);
 void pbt_watermark_free(struct pbt_watermark *wm);
+u64 pbt_watermark_cost(void);			/* bytes start takes */
 void pbt_watermark_read(struct pbt_watermark *wm, u64 *published, u64 *read);
 int pbt_watermarks_init(void);			/* their workqueue; main.c */
 void pbt_watermarks_exit(void);
@@ -428,6 +449,7 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 int pbt_tp_start(struct pbt_buffer *b, const struct pbt_session_params *who,
 		 struct netlink_ext_ack *extack);
 void pbt_tp_stop(struct pbt_buffer *b);		/* release; caller syncs */
+u64 pbt_tp_counter_cost(void);			/* bytes per counter (budgets) */
 
 /*
  * buffer.c: the buffer's tracepoints, and the probe path for them: one
@@ -436,6 +458,7 @@ void pbt_tp_stop(struct pbt_buffer *b);		/* release; caller syncs */
  */
 struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr);
 void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size);
+bool pbt_buffer_wants_pid(struct pbt_buffer *b, pid_t pid);
 
 /* main.c: test-only fault injection (module parameter fault_recurse). */
 DECLARE_STATIC_KEY_FALSE(pbt_fault_recurse);

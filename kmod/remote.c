@@ -102,7 +102,7 @@ struct pbt_remote *pbt_remote_create(struct pbt_session *s)
 	struct pbt_remote *r;
 	unsigned int i;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return NULL;
 	mutex_init(&r->lock);
@@ -115,6 +115,12 @@ struct pbt_remote *pbt_remote_create(struct pbt_session *s)
 				      (size_t)s->params.buffers[i].size_kb << 10);
 	}
 	return r;
+}
+
+/* What pbt_remote_create() allocates, for a member's budget. */
+u64 pbt_remote_cost(void)
+{
+	return kmalloc_size_roundup(sizeof(struct pbt_remote));
 }
 
 /* SET_SESSION replaced the buffers: size the queues after the new ones. */

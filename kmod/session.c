@@ -17,9 +17,13 @@
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/cred.h>
+#include <linux/moduleparam.h>
+#include <linux/cpumask.h>
 #include <net/netlink.h>
+#include <asm/unistd.h>
 
 #include "pbtrace.h"
+#include "compat.h"
 
 DEFINE_MUTEX(pbt_sessions_lock);
 
@@ -174,6 +178,269 @@ struct pbt_session *pbt_session_get_next(u32 after_id)
 	return best;
 }
 
+/*
+ * ---- A member's budget (docs/security.md) ----
+ *
+ * What a session holds is what the kernel really allocates for it, at the
+ * allocators' sizes: its buffers (pbt_buffer_cost()), the copies of its
+ * parameters, and a perf counter per tracepoint per online CPU from its
+ * start on (an estimate: pbt_tp_counter_cost()). It is reserved at NEW
+ * and SET_SESSION, before anything is allocated, against the limits of the
+ * caller (netlink.c): a group member's sessions together, per uid.
+ */
+
+/* Members' sessions together: the other half of the slots stays root's. */
+#define PBT_MEMBER_MAX_SESSIONS (PBTRACE_MAX_SESSIONS / 2)
+
+/* What one uid's live sessions hold, @skip left out. */
+struct pbt_usage {
+	u32 sessions;
+	u32 counters;
+	u64 bytes;
+};
+
+static void usage_locked(kuid_t uid, const struct pbt_session *skip,
+			 struct pbt_usage *u)
+{
+	struct pbt_session *s;
+
+	lockdep_assert_held(&pbt_sessions_lock);
+	memset(u, 0, sizeof(*u));
+	list_for_each_entry(s, &sessions, node) {
+		if (s == skip || !uid_eq(s->params.owner_uid, uid))
+			continue;
+		u->sessions++;
+		u->counters += s->counters;
+		u->bytes += s->bytes;
+	}
+}
+
+static u32 member_sessions_locked(void)
+{
+	struct pbt_session *s;
+	u32 n = 0;
+
+	list_for_each_entry(s, &sessions, node)
+		n += s->params.member;
+	return n;
+}
+
+static u64 kmalloc_bytes(size_t size)
+{
+	return size ? kmalloc_size_roundup(size) : 0;
+}
+
+/* The perf counters @bp's tracepoints take: only a local buffer has any. */
+static u32 buffer_counters(const struct pbt_buffer_params *bp)
+{
+	return pbt_buffer_local(bp) ? bp->nr_tps * num_online_cpus() : 0;
+}
+
+static u32 params_counters(const struct pbt_session_params *p)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < p->nr_buffers; i++)
+		n += buffer_counters(&p->buffers[i]);
+	return n;
+}
+
+/*
+ * A buffer, the parameters' own copies of its syscall filter and
+ * tracepoints, their counters' arrays (tracepoint.c), and a watermark.
+ */
+static u64 buffer_bytes(const struct pbt_buffer_params *bp)
+{
+	u64 bytes = pbt_buffer_cost(bp);
+
+	if (bp->syscalls)
+		bytes += kmalloc_bytes(BITS_TO_LONGS(NR_syscalls) * sizeof(long));
+	bytes += kmalloc_bytes(array_size(bp->nr_tps, sizeof(*bp->tps)));
+	if (pbt_buffer_local(bp))
+		bytes += bp->nr_tps *
+			 kmalloc_bytes(nr_cpu_ids * sizeof(struct perf_event *));
+	if (bp->watermark_ms)
+		bytes += pbt_watermark_cost();
+	return bytes;
+}
+
+/* Everything a session of @bufs, @output and @config_len bytes holds. */
+static u64 session_bytes(const struct pbt_session_params *bufs,
+			 const char *output, u32 config_len)
+{
+	u64 bytes = kmalloc_bytes(sizeof(struct pbt_session)) +
+		    pbt_remote_cost() + kmalloc_bytes(config_len) +
+		    params_counters(bufs) * pbt_tp_counter_cost();
+	u32 i;
+
+	if (output)
+		bytes += kmalloc_bytes(strlen(output) + 1);
+	for (i = 0; i < bufs->nr_buffers; i++)
+		bytes += buffer_bytes(&bufs->buffers[i]);
+	return bytes;
+}
+
+/*
+ * The same tracepoint twice in a session is refused for everyone: each
+ * copy runs its counter's handler and filter on every hit. Twice in one
+ * buffer, or in two buffers this machine records (a buffer only for
+ * relayed machines registers nothing here).
+ */
+static const struct pbt_tp_params *
+duplicate_in(const struct pbt_buffer_params *bp, u32 from,
+	     const struct pbt_tp_params *tp)
+{
+	u32 k;
+
+	for (k = from; k < bp->nr_tps; k++)
+		if (bp->tps[k].id == tp->id)
+			return &bp->tps[k];
+	return NULL;
+}
+
+static int check_duplicates(const struct pbt_session_params *p,
+			    struct netlink_ext_ack *extack)
+{
+	const struct pbt_buffer_params *a, *b;
+	const struct pbt_tp_params *tp;
+	u32 i, j, k;
+
+	for (i = 0; i < p->nr_buffers; i++) {
+		a = &p->buffers[i];
+		for (k = 0; k < a->nr_tps; k++) {
+			tp = &a->tps[k];
+			if (duplicate_in(a, k + 1, tp))
+				goto dup;
+			for (j = i + 1; pbt_buffer_local(a) && j < p->nr_buffers; j++) {
+				b = &p->buffers[j];
+				if (pbt_buffer_local(b) && duplicate_in(b, 0, tp))
+					goto dup;
+			}
+		}
+	}
+	return 0;
+dup:
+	PBT_ERR_MSG_ATTR_FMT(extack, NULL, "%s/%s is in the session twice: list it once (join filters with ||)",
+			     tp->layout.group, tp->layout.name);
+	return -EINVAL;
+}
+
+/* A member's filters: their cost per hit (pbt_filter_cost()), bounded. */
+static int check_filters(const struct pbt_session_params *p,
+			 const struct pbt_limits *l,
+			 struct netlink_ext_ack *extack)
+{
+	const struct pbt_tp_params *tp;
+	u64 cost, total = 0;
+	u32 i, k;
+
+	for (i = 0; i < p->nr_buffers; i++) {
+		for (k = 0; k < p->buffers[i].nr_tps; k++) {
+			tp = &p->buffers[i].tps[k];
+			cost = pbt_filter_cost(&tp->filter);
+			if (cost > l->max_filter_cost) {
+				PBT_ERR_MSG_ATTR_FMT(extack, NULL, "filter cost %llu > %llu a member's may (docs/security.md): %s/%s",
+						     cost, l->max_filter_cost,
+						     tp->layout.group,
+						     tp->layout.name);
+				return -E2BIG;
+			}
+			total += cost;
+		}
+	}
+	if (total > l->max_filters_cost) {
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "filters cost %llu together > %llu a member's session's may",
+				     total, l->max_filters_cost);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/*
+ * @s (NULL for a new session) of @uid would hold @bytes and @counters:
+ * within the member's limits, with what the uid's other sessions hold?
+ */
+static int check_budget_locked(const struct pbt_session *s, kuid_t uid,
+			       const struct pbt_session_params *p, u64 bytes,
+			       u32 counters, struct netlink_ext_ack *extack)
+{
+	const struct pbt_limits *l = &p->limits;
+	u32 id = from_kuid_munged(&init_user_ns, uid);
+	struct pbt_usage u;
+
+	if (!p->member)
+		return 0;
+	usage_locked(uid, s, &u);
+	if (!s && member_sessions_locked() >= PBT_MEMBER_MAX_SESSIONS) {
+		NL_SET_ERR_MSG(extack, "group members hold 4 sessions already, the most they may (the other 4 are root's): stop one first");
+		return -ENOSPC;
+	}
+	if (!s && u.sessions >= l->max_sessions) {
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "uid %u holds %u sessions, a member may hold %u (group_max_sessions)",
+				     id, u.sessions, l->max_sessions);
+		return -ENOSPC;
+	}
+	if ((u64)u.counters + counters > l->max_counters) {
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "needs %u counters (tracepoints x CPUs), uid %u holds %u of %u",
+				     counters, id, u.counters, l->max_counters);
+		return -E2BIG;
+	}
+	if (u.bytes + bytes > l->max_bytes) {
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "needs %llu KiB, uid %u holds %llu of %llu (group_max_kb)",
+				     DIV_ROUND_UP(bytes, 1024), id,
+				     DIV_ROUND_UP(u.bytes, 1024),
+				     l->max_bytes / 1024);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Checks that need no lock: duplicates (everyone), filters (members). */
+static int check_request(const struct pbt_session_params *p,
+			 struct netlink_ext_ack *extack)
+{
+	int ret = check_duplicates(p, extack);
+
+	if (!ret && p->member)
+		ret = check_filters(p, &p->limits, extack);
+	return ret;
+}
+
+/*
+ * /sys/module/pbtrace/parameters/group_usage (0400): what each uid's
+ * sessions hold, as the budget counts it: "uid U sessions N bytes B
+ * counters C member M", one line per uid with a live session.
+ */
+static int usage_get(char *buf, const struct kernel_param *kp)
+{
+	struct pbt_session *s, *t;
+	struct pbt_usage u;
+	int len = 0;
+
+	mutex_lock(&pbt_sessions_lock);
+	list_for_each_entry(s, &sessions, node) {
+		list_for_each_entry(t, &sessions, node)
+			if (uid_eq(t->params.owner_uid, s->params.owner_uid))
+				break;
+		if (t != s)
+			continue;	/* that uid's line is written */
+		usage_locked(s->params.owner_uid, NULL, &u);
+		len += scnprintf(buf + len, PAGE_SIZE - len,
+				 "uid %u sessions %u bytes %llu counters %u member %d\n",
+				 from_kuid_munged(&init_user_ns, s->params.owner_uid),
+				 u.sessions, u.bytes, u.counters,
+				 s->params.member);
+	}
+	mutex_unlock(&pbt_sessions_lock);
+	return len;
+}
+
+static const struct kernel_param_ops usage_ops = {
+	.get = usage_get,
+};
+module_param_cb(group_usage, &usage_ops, NULL, 0400);
+MODULE_PARM_DESC(group_usage, "what each uid's sessions hold: bytes of kernel memory as allocated, perf counters (read only)");
+
 static int create_buffers(struct pbt_session *s, unsigned int slot)
 {
 	struct pbt_buffer *b;
@@ -200,7 +467,12 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 	unsigned int slot;
 	int ret;
 
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	ret = check_request(p, extack);
+	if (ret) {
+		pbt_params_free(p);
+		return ret;
+	}
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s) {
 		pbt_params_free(p);
 		return -ENOMEM;
@@ -228,6 +500,13 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 		ret = -ENOSPC;
 		goto err_unlock;
 	}
+	s->bytes = session_bytes(&s->params, s->params.output,
+				 s->params.config_len);
+	s->counters = params_counters(&s->params);
+	ret = check_budget_locked(NULL, s->params.owner_uid, &s->params,
+				  s->bytes, s->counters, extack);
+	if (ret)
+		goto err_unlock;
 	ret = create_buffers(s, slot);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "cannot allocate the buffers: ask for smaller size_kb (all buffers together may take half the RAM, a new one half the memory available)");
@@ -261,7 +540,9 @@ int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 	struct pbt_buffer *old[PBTRACE_MAX_BUFFERS] = {};
 	struct pbt_session *s;
 	unsigned int i, nr_old = 0;
+	u32 counters;
 	int ret = 0;
+	u64 bytes;
 
 	mutex_lock(&pbt_sessions_lock);
 	s = find_locked(id);
@@ -280,6 +561,22 @@ int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 		ret = -EBUSY;
 		goto out;
 	}
+	if (what & PBT_SET_BUFFERS) {
+		ret = check_request(p, extack);
+		if (ret)
+			goto out;
+	}
+	bytes = session_bytes(what & PBT_SET_BUFFERS ? p : &s->params,
+			      what & PBT_SET_OUTPUT ? p->output : s->params.output,
+			      what & PBT_SET_CONFIG ? p->config_len :
+			      s->params.config_len);
+	counters = params_counters(what & PBT_SET_BUFFERS ? p : &s->params);
+	/* New buffers come with the caller's limits, else the session's. */
+	ret = check_budget_locked(s, s->params.owner_uid,
+				  what & PBT_SET_BUFFERS ? p : &s->params,
+				  bytes, counters, extack);
+	if (ret)
+		goto out;
 	for (i = 0; (what & PBT_SET_BUFFERS) && i < p->nr_buffers; i++) {
 		nb[i] = pbt_buffer_create(&p->buffers[i],
 					  sequence_id_base(s->slot, i), &s->wq);
@@ -292,6 +589,8 @@ int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 	}
 
 	/* Nothing fails from here: p takes what the session gives up. */
+	s->bytes = bytes;
+	s->counters = counters;
 	if (what & PBT_SET_CONFIG) {
 		swap(s->params.config, p->config);
 		swap(s->params.config_len, p->config_len);

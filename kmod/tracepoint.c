@@ -434,7 +434,14 @@ static void tp_overflow(struct perf_event *event, struct perf_sample_data *data,
 	if (unlikely(!tp || !(data->sample_flags & PERF_SAMPLE_RAW)))
 		return;
 	raw = data->raw;
-	/* before anything is written: a hit filtered out costs no byte */
+	/*
+	 * The pid filter first: a task the buffer does not record never
+	 * runs the expression (its cost, docs/security.md). Then the
+	 * expression, before anything is written: a hit filtered out costs
+	 * no byte.
+	 */
+	if (!pbt_buffer_wants_pid(tp->b, current->pid))
+		return;
 	if (tp->p.filter.nr_insns &&
 	    !pbt_filter_match(&tp->p.filter, raw->frag.data, raw->frag.size))
 		return;
@@ -605,7 +612,7 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 		NL_SET_ERR_MSG_ATTR(extack, nest, "too many tracepoints: at most 256 per session, all buffers");
 		return -E2BIG;
 	}
-	bp->tps = kvcalloc(n, sizeof(*bp->tps), GFP_KERNEL);
+	bp->tps = kvcalloc(n, sizeof(*bp->tps), GFP_KERNEL_ACCOUNT);
 	if (!bp->tps)
 		return -ENOMEM;
 	nla_for_each_nested(attr, nest, rem) {
@@ -619,4 +626,17 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 	}
 	*session_total += n;
 	return 0;
+}
+
+/*
+ * What one counter of a tracepoint on one CPU takes, for a member's budget:
+ * perf's struct perf_event (from its own slab cache, which is not
+ * accounted to any memcg: perf record's counters are not either) and its
+ * slot in the tracepoint's array. An estimate from the struct's size: the
+ * event's share of perf's per-tracepoint, per-CPU lists is not in it.
+ */
+u64 pbt_tp_counter_cost(void)
+{
+	return ALIGN(sizeof(struct perf_event), sizeof(long)) +
+	       sizeof(struct perf_event *);
 }

@@ -143,7 +143,7 @@ static void round_work(struct work_struct *work)
 struct pbt_watermark *pbt_watermark_start(struct pbt_buffer *b, u32 period_ms,
 					  bool expedited)
 {
-	struct pbt_watermark *wm = kzalloc(sizeof(*wm), GFP_KERNEL);
+	struct pbt_watermark *wm = kzalloc(sizeof(*wm), GFP_KERNEL_ACCOUNT);
 
 	if (!wm)
 		return NULL;
@@ -232,4 +232,10 @@ void pbt_watermarks_exit(void)
 	if (wm_wq)
 		destroy_workqueue(wm_wq);
 	wm_wq = NULL;
+}
+
+/* What pbt_watermark_start() allocates, for a member's budget. */
+u64 pbt_watermark_cost(void)
+{
+	return kmalloc_size_roundup(sizeof(struct pbt_watermark));
 }

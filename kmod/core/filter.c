@@ -565,6 +565,36 @@ int pbt_filter_verify(const struct pbt_filter_prog *prog)
 	return 0;
 }
 
+/* ---- the cost: what the matcher may do on one record ------------------- */
+
+static uint64_t insn_cost(const struct pbt_filter_prog *prog,
+			  const struct pbt_filter_insn *in)
+{
+	const struct pbt_filter_field *f = &prog->fields[in->field];
+	uint64_t str = f->kind == PBTRACE_TPF_CHARS ? f->size : PBT_FILTER_LOC_MAX;
+
+	switch (in->op) {
+	case PBT_FOP_STR_FULL:
+	case PBT_FOP_STR_FRONT:
+	case PBT_FOP_STR_END:	/* load_str()'s memchr, then a memcmp */
+		return str + in->str_len + 1;
+	case PBT_FOP_STR_MIDDLE:
+	case PBT_FOP_STR_GLOB:
+		return ((uint64_t)in->str_len + 1) * str;
+	}
+	return 1;
+}
+
+uint64_t pbt_filter_cost(const struct pbt_filter_prog *prog)
+{
+	uint64_t cost = 0;
+	unsigned int i;
+
+	for (i = 0; i < prog->nr_insns && i < PBT_FILTER_MAX_INSNS; i++)
+		cost += insn_cost(prog, &prog->insns[i]);
+	return cost;
+}
+
 /* ---- the matcher: runs in the probe ------------------------------------ */
 
 static bool load_int(const struct pbt_filter_field *f, const uint8_t *rec,

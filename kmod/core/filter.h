@@ -97,6 +97,20 @@ int pbt_filter_compile(const char *expr, const struct pbt_tp_layout *layout,
 /* 0 if @prog is safe to run (see above), -1 if not. */
 int pbt_filter_verify(const struct pbt_filter_prog *prog);
 
+/*
+ * The most work pbt_filter_match() can do on one record, in byte steps:
+ * every comparison runs at most once (jumps go forward), a number costs 1;
+ * a string compare first finds the string's end (its most bytes S: char[N]
+ * N, a __data_loc string the largest record, PBT_FILTER_LOC_MAX), so ==,
+ * != and ~ "abc*" / "*abc" cost S + the pattern's bytes + 1, ~ "*abc*" and
+ * a full glob (pattern bytes + 1) x S. A group member's filters are
+ * bounded in these units (docs/security.md, docs/benchmarks.md).
+ */
+#define PBT_FILTER_LOC_MAX	8192	/* PBT_TP_RECORD_MAX */
+#define PBT_FILTER_MEMBER_COST	32768	/* one filter of a member's */
+#define PBT_FILTER_MEMBER_SESSION_COST (4 * PBT_FILTER_MEMBER_COST)
+uint64_t pbt_filter_cost(const struct pbt_filter_prog *prog);
+
 /* Does the record @rec of @rec_size bytes pass? @prog must be verified. */
 bool pbt_filter_match(const struct pbt_filter_prog *prog, const void *rec,
 		      size_t rec_size);

@@ -10,6 +10,13 @@
  *                                    MACHINE: a relayed machine's name,
  *                                    or "*", for the buffer too); prints
  *                                    the id
+ *   session_cmd make NAME KB [ARG]... NEW only (budget_test.sh): one
+ *                                    buffer of KB, sched_switch; ARGs:
+ *                                    "follow" (pid 1, following forks),
+ *                                    "G/N" or "G/N:FILTER" (a tracepoint,
+ *                                    its layout from tracefs), "dup" (the
+ *                                    first tracepoint sent twice, past
+ *                                    the library's own check); prints the id
  *   session_cmd start|stop|destroy|get ID
  *
  * Exit 0, or the errno the kernel answered, with its message on stderr.
@@ -21,6 +28,7 @@
 #include <unistd.h>
 
 #include "genl.h"
+#include "tracepoints.h"
 
 static int fail(struct pbt_nl *nl, int ret, const char *what)
 {
@@ -55,6 +63,67 @@ static int new_session(struct pbt_nl *nl, const char *name, const char *out,
 	return 0;
 }
 
+/* Every tracepoint by its tracefs layout but sched_switch, the module's. */
+static int not_native(const char *name, void *arg)
+{
+	(void)arg;
+	return !strcmp(name, "sched/sched_switch") ? 1 : -1;
+}
+
+static int make_session(struct pbt_nl *nl, int argc, char **argv)
+{
+	struct pbt_session_spec s = { .name = argv[2], .nr_buffers = 1 };
+	struct pbt_buffer_spec *b = &s.buffers[0];
+	struct pbt_tp_spec *twice = NULL;
+	char err[1024], *colon;
+	bool dup = false;
+	uint32_t id;
+	int i, ret;
+
+	b->size_kb = (uint32_t)strtoul(argv[3], NULL, 10);
+	b->fill_policy = PBTRACE_FILL_RING_BUFFER;
+	b->events[b->nr_events++] = "sched/sched_switch";
+	for (i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "follow")) {
+			b->pids[b->nr_pids++] = 1;
+			b->follow_forks = true;
+		} else if (!strcmp(argv[i], "dup")) {
+			dup = true;
+		} else if (b->nr_events < PBT_MAX_EVENTS) {
+			colon = strchr(argv[i], ':');
+			if (colon)
+				*colon = '\0';
+			b->filters[b->nr_events] = colon ? colon + 1 : NULL;
+			b->events[b->nr_events++] = argv[i];
+		}
+	}
+	ret = pbt_spec_resolve_events(&s, not_native, NULL, NULL, err,
+				      sizeof(err));
+	if (ret) {
+		fprintf(stderr, "session_cmd: %s\n", err);
+		return -ret;
+	}
+	if (dup && b->nr_tps) {
+		twice = calloc(b->nr_tps + 1, sizeof(*twice));
+		if (!twice)
+			return ENOMEM;
+		memcpy(twice, b->tps, b->nr_tps * sizeof(*twice));
+		twice[b->nr_tps] = b->tps[0];
+		b->tps = twice;
+		b->nr_tps++;
+	}
+	ret = pbt_nl_new_session(nl, &s, &id);
+	if (twice) {
+		b->nr_tps--;
+		free(twice);
+	}
+	pbt_spec_resolved_free(&s);
+	if (ret)
+		return fail(nl, ret, "new session");
+	printf("%u\n", id);
+	return 0;
+}
+
 static int get_session(struct pbt_nl *nl, uint32_t id)
 {
 	struct pbt_session_info si;
@@ -81,13 +150,17 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: session_cmd new NAME OUTPUT [MACHINE] | start|stop|destroy|get ID\n");
+		fprintf(stderr, "usage: session_cmd new NAME OUTPUT [MACHINE] | make NAME KB [ARG]... | start|stop|destroy|get ID\n");
 		return 2;
 	}
 	nl = pbt_nl_open(err, sizeof(err));
 	if (!nl) {
 		fprintf(stderr, "session_cmd: %s\n", err);
 		return 1;
+	}
+	if (!strcmp(argv[1], "make") && argc >= 4) {
+		ret = make_session(nl, argc, argv);
+		goto out;
 	}
 	if (!strcmp(argv[1], "new") && (argc == 4 || argc == 5)) {
 		ret = new_session(nl, argv[2], argv[3], argc == 5 ? argv[4] : NULL);

@@ -419,6 +419,30 @@ static void test_limits(void)
 	refused(e, &sig, 8, "string longer than 255 bytes");
 }
 
+/* ---- cost: what a member's bound counts (pbt_filter_cost()) ----------- */
+
+static void costs(const char *e, const struct pbt_tp_layout *l, uint64_t want)
+{
+	uint64_t got = compile(e, l) ? ~0ull : pbt_filter_cost(&prog);
+
+	tap(got == want, "cost of '%s' is %llu (want %llu)", e,
+	    (unsigned long long)got, (unsigned long long)want);
+}
+
+static void test_cost(void)
+{
+	costs("sig == 10 && code == 0", &sig, 2);
+	costs("comm == \"bash\"", &sig, 16 + 4 + 1);
+	costs("comm ~ \"*as*\"", &sig, (2 + 1) * 16);
+	costs("comm ~ \"[bd]ash\"", &sig, (7 + 1) * 16);
+	costs("filename ~ \"/usr/*\"", &exec_l, PBT_FILTER_LOC_MAX + 5 + 1);
+	costs("filename ~ \"*bin/t*\"", &exec_l, (5 + 1) * PBT_FILTER_LOC_MAX);
+	costs("filename ~ \"*?b\"", &exec_l, PBT_FILTER_MEMBER_COST);
+	costs("filename ~ \"*aab*\"", &exec_l, PBT_FILTER_MEMBER_COST);
+	tap(!pbt_filter_cost(&(struct pbt_filter_prog){ .nr_insns = 0 }),
+	    "no filter costs nothing");
+}
+
 /* ---- differential: random trees against a direct evaluation ----------- */
 
 enum { N_CMP, N_AND, N_OR, N_NOT };
@@ -768,6 +792,7 @@ int main(void)
 	test_numbers();
 	test_errors();
 	test_limits();
+	test_cost();
 	test_differential();
 	test_verifier();
 	printf("1..%d\n", nr_tests);
