@@ -546,32 +546,9 @@ static uint64_t connects, refused, cuts, reboots, errors;
 static volatile sig_atomic_t stop_now, dump_now;
 static struct utsname uts;
 
-static int hex_byte(const char *s, uint8_t *b)
-{
-	unsigned int v;
-
-	if (sscanf(s, "%2x", &v) != 1)
-		return -1;
-	*b = (uint8_t)v;
-	return 0;
-}
-
 static int relay_key(struct relay *r)
 {
-	size_t n = strlen(key_hex), i;
-
-	if (n != 56 && n != 64)
-		return -1;
-	for (i = 0; i < n / 2; i++)
-		if (hex_byte(key_hex + 2 * i, &r->key[i]))
-			return -1;
-	if (n == 56) {
-		r->key[28] = (uint8_t)(r->i >> 24);
-		r->key[29] = (uint8_t)(r->i >> 16);
-		r->key[30] = (uint8_t)(r->i >> 8);
-		r->key[31] = (uint8_t)r->i;
-	}
-	return 0;
+	return relay_fleet_key(key_hex, r->i, r->key);
 }
 
 static uint8_t *tx_room(struct relay *r, size_t n)

@@ -10,6 +10,7 @@
 #define PBTRACE_RELAY_WIRE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static inline size_t put32(uint8_t *p, uint32_t v)
@@ -45,6 +46,32 @@ static inline size_t str(uint8_t *p, const char *s)
 	p[0] = (uint8_t)strlen(s);
 	memcpy(p + 1, s, p[0]);
 	return 1 + p[0];
+}
+
+/*
+ * Relay @i's key, the fleet's rule (relay_many, relay_fleet, and the
+ * machines files their tests write): @hex is 56 hex digits, then @i as 8
+ * more; or 64 digits, one key for every relay. 0, or -1 if @hex is not.
+ */
+static inline int relay_fleet_key(const char *hex, uint32_t i, uint8_t key[32])
+{
+	size_t n = strlen(hex), k;
+	unsigned int v;
+
+	if (n != 56 && n != 64)
+		return -1;
+	for (k = 0; k < n / 2; k++) {
+		if (sscanf(hex + 2 * k, "%2x", &v) != 1)
+			return -1;
+		key[k] = (uint8_t)v;
+	}
+	if (n == 56) {		/* big-endian, as the digits read */
+		key[28] = (uint8_t)(i >> 24);
+		key[29] = (uint8_t)(i >> 16);
+		key[30] = (uint8_t)(i >> 8);
+		key[31] = (uint8_t)i;
+	}
+	return 0;
 }
 
 #endif

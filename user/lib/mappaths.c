@@ -13,13 +13,13 @@
 #include <string.h>
 
 #include "mappaths.h"
+#include "pbread.h"
 
 /* Field numbers (proto/trace.proto). */
 #define F_TRACE_PACKET 1		/* Trace.packet */
 #define F_INTERNED_DATA 12		/* TracePacket.interned_data */
 #define F_MAPPING_PATHS 17		/* InternedData.mapping_paths */
 #define F_STR 2				/* InternedString.str */
-#define WT_LEN 2
 
 #define MARK "[inode "
 #define PATH_BUF 4096			/* PATH_MAX */
@@ -76,62 +76,9 @@ static void put_varint(struct obuf *o, uint64_t v)
 static void put_len_field(struct obuf *o, uint32_t num, const void *p,
 			  size_t n)
 {
-	put_varint(o, (uint64_t)num << 3 | WT_LEN);
+	put_varint(o, (uint64_t)num << 3 | PBR_LEN);
 	put_varint(o, n);
 	put(o, p, n);
-}
-
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 1;
-		shift += 7;
-	}
-	return 0;
-}
-
-/*
- * The field at *@p: its number and wire type, and for a LEN field its
- * payload; *@p moves past it. 0 if the bytes are no field.
- */
-static int next_field(const uint8_t **p, const uint8_t *end, uint32_t *num,
-		      unsigned int *wt, const uint8_t **pl, size_t *pl_len)
-{
-	uint64_t key, v;
-
-	if (!get_varint(p, end, &key) || key >> 3 > UINT32_MAX)
-		return 0;
-	*num = (uint32_t)(key >> 3);
-	*wt = key & 7;
-	switch (*wt) {
-	case 0:
-		return get_varint(p, end, &v);
-	case 1:
-		if (end - *p < 8)
-			return 0;
-		*p += 8;
-		return 1;
-	case 5:
-		if (end - *p < 4)
-			return 0;
-		*p += 4;
-		return 1;
-	case WT_LEN:
-		if (!get_varint(p, end, &v) || v > (uint64_t)(end - *p))
-			return 0;
-		*pl = *p;
-		*pl_len = (size_t)v;
-		*p += v;
-		return 1;
-	}
-	return 0;
 }
 
 int pbt_mapping_id_parse(const uint8_t *s, size_t len, uint32_t *major,
@@ -168,19 +115,18 @@ typedef int (*level_fn)(struct walk *w, const uint8_t *in, size_t len,
 static int rebuild(struct walk *w, const uint8_t *in, size_t len,
 		   struct obuf *o, uint32_t num, level_fn down)
 {
-	const uint8_t *p = in, *end = in + len, *start, *pl = NULL;
-	size_t pl_len = 0;
-	unsigned int wt;
-	uint32_t n;
+	struct pbr r = pbr_init(in, in + len);
+	struct pbr_field f;
 
-	while (p < end) {
-		start = p;
-		if (!next_field(&p, end, &n, &wt, &pl, &pl_len))
+	while (pbr_more(&r)) {
+		if (!pbr_field_any(&r, &f))
 			return -1;
-		if (n == num && wt == WT_LEN &&
-		    memmem(pl, pl_len, MARK, sizeof(MARK) - 1)) {
+		if (f.num == num && f.wire == PBR_LEN &&
+		    memmem(f.body, (size_t)(f.body_end - f.body), MARK,
+			   sizeof(MARK) - 1)) {
 			struct obuf sub = { 0 };
-			int ret = down(w, pl, pl_len, &sub);
+			int ret = down(w, f.body, (size_t)(f.body_end - f.body),
+				       &sub);
 
 			if (!ret)
 				put_len_field(o, num, sub.p, sub.len);
@@ -189,7 +135,7 @@ static int rebuild(struct walk *w, const uint8_t *in, size_t len,
 			if (ret)
 				return ret;
 		} else {
-			put(o, start, (size_t)(p - start));
+			put(o, f.at, (size_t)(r.p - f.at));
 		}
 	}
 	return o->oom ? -1 : 0;
@@ -199,19 +145,18 @@ static int rebuild(struct walk *w, const uint8_t *in, size_t len,
 static int do_string(struct walk *w, const uint8_t *in, size_t len,
 		     struct obuf *o)
 {
-	const uint8_t *p = in, *end = in + len, *start, *pl = NULL;
+	struct pbr r = pbr_init(in, in + len);
 	char path[PATH_BUF];
-	uint32_t n, ma, mi;
-	size_t pl_len = 0;
-	unsigned int wt;
+	struct pbr_field f;
+	uint32_t ma, mi;
 	uint64_t ino;
 
-	while (p < end) {
-		start = p;
-		if (!next_field(&p, end, &n, &wt, &pl, &pl_len))
+	while (pbr_more(&r)) {
+		if (!pbr_field_any(&r, &f))
 			return -1;
-		if (n == F_STR && wt == WT_LEN &&
-		    pbt_mapping_id_parse(pl, pl_len, &ma, &mi, &ino)) {
+		if (f.num == F_STR && f.wire == PBR_LEN &&
+		    pbt_mapping_id_parse(f.body, (size_t)(f.body_end - f.body),
+					 &ma, &mi, &ino)) {
 			if (!w->fn(w->ctx, ma, mi, ino, path, sizeof(path))) {
 				put_len_field(o, F_STR, path, strlen(path));
 				w->resolved++;
@@ -219,7 +164,7 @@ static int do_string(struct walk *w, const uint8_t *in, size_t len,
 			}
 			w->st->unresolved++;
 		}
-		put(o, start, (size_t)(p - start));
+		put(o, f.at, (size_t)(r.p - f.at));
 	}
 	return o->oom ? -1 : 0;
 }
