@@ -221,11 +221,15 @@ set -- $bad
 [ "${1:-1}" = 0 ] && [ "${2:-0}" = "$wr" ]
 result $? "pid filter: all ${2:-?} events in the file are pid ${root:-?}'s (${1:-?} others)"
 
-# 4. a group= member's session (no capability): the counters are made by
-# a kworker, as perf checks the current task's perfmon capability
+# 4. a group= member's session (no capability): its counters are made
+# under its credentials, so perf's rule for perf record -a decides: raw
+# tracepoint data CPU-wide needs perf_event_paranoid -1 (member_test.sh
+# checks the refusals at 0..2 against real perf)
 param=/sys/module/pbtrace/parameters/group
 old_group=$(cat $param)
 echo 4242 > $param
+old_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+echo -1 > /proc/sys/kernel/perf_event_paranoid
 # tracefs is root's: dp_record reads the layout, then becomes the member
 DP_TP_NOREAD=1 DP_TP_UID=4201 DP_TP_GID=4242 "$rec" tp - signal/signal_generate \
 	'sleep 5 & p=$!; for i in 1 2 3; do kill -CONT $p; done; kill $p; wait' \
@@ -234,6 +238,7 @@ w=$(sed -n 's/^written=//p' "$tmp/m.info")
 [ "${w:-0}" -ge 4 ]
 result $? "a group= member (uid 4201, no capability) records a tracepoint: $w signal_generate for its 4 signals${w:+}$( [ -n "$w" ] || echo ": $(cat "$tmp/m.info")")"
 echo "$old_group" > $param
+echo "$old_paranoid" > /proc/sys/kernel/perf_event_paranoid
 
 # 5. rmmod with the counters live
 if DP_TP_LEAVE=1 "$rec" tp "$tmp/l.pftrace" signal/signal_generate,sched/sched_switch \

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "filter.h"
 #include "tracefs.h"
@@ -196,7 +197,13 @@ static int add_tp(struct ctx *c, struct out *o, const char *g, const char *n,
 	if (c->err[0] && c->warn)
 		c->warn(c->err, c->arg);
 	c->err[0] = '\0';
-	if (!(native && pbt_tp_native_ids(l) == 1))
+	/*
+	 * The kernel takes ids below the generic base from root only (a
+	 * member's layout could pose as one of Perfetto's own messages), so a
+	 * member's events are written as generic ones, which trace_processor
+	 * reads by their descriptors all the same.
+	 */
+	if (!(native && geteuid() == 0 && pbt_tp_native_ids(l) == 1))
 		l->proto_id = generic_id(c, g, n);
 	if (filter) {
 		r = check_filter(c, l, filter);
