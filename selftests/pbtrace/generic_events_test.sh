@@ -230,6 +230,10 @@ old_group=$(cat $param)
 echo 4242 > $param
 old_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 echo -1 > /proc/sys/kernel/perf_event_paranoid
+# dp_record's buffer is 64 MiB, and a member's budget counts what the
+# kernel allocates for it (a little more): room for one such session
+old_kb=$(cat /sys/module/pbtrace/parameters/group_max_kb)
+echo 131072 > /sys/module/pbtrace/parameters/group_max_kb
 # tracefs is root's: dp_record reads the layout, then becomes the member
 DP_TP_NOREAD=1 DP_TP_UID=4201 DP_TP_GID=4242 "$rec" tp - signal/signal_generate \
 	'sleep 5 & p=$!; for i in 1 2 3; do kill -CONT $p; done; kill $p; wait' \
@@ -239,6 +243,7 @@ w=$(sed -n 's/^written=//p' "$tmp/m.info")
 result $? "a group= member (uid 4201, no capability) records a tracepoint: $w signal_generate for its 4 signals${w:+}$( [ -n "$w" ] || echo ": $(cat "$tmp/m.info")")"
 echo "$old_group" > $param
 echo "$old_paranoid" > /proc/sys/kernel/perf_event_paranoid
+echo "$old_kb" > /sys/module/pbtrace/parameters/group_max_kb
 
 # 5. rmmod with the counters live
 if DP_TP_LEAVE=1 "$rec" tp "$tmp/l.pftrace" signal/signal_generate,sched/sched_switch \
