@@ -26,18 +26,6 @@ KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 P=/sys/module/pbtrace/parameters
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 ep_stat() { sed -n "s/^$1 //p" "$P/endpoint_stats"; }
-# A helper's TAP output (file $2), its lines renumbered as ours, prefixed $1.
-retap() {
-	local line
-	while read -r line; do
-		case $line in
-		"ok "*) ok "$1: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
-		"1.."*) ;;
-		*) echo "# $line" ;;
-		esac
-	done < "$2"
-}
 load() { insmod "$KO" endpoint=vsock:$PORT,tcp:$TCP_PORT relay_key=$KEY; }
 
 rmmod pbtrace 2>/dev/null

@@ -69,10 +69,9 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "pbread.h"
+#include "relay_auth.h"
 #include "relay_wire.h"
 
 enum {
@@ -470,28 +469,6 @@ static void clocks(uint8_t *p)
 	put64(p, clock_ns(CLOCK_BOOTTIME));
 	put64(p + 8, clock_ns(CLOCK_MONOTONIC));
 	put64(p + 16, clock_ns(CLOCK_REALTIME));
-}
-
-static void hmac(const uint8_t *key, const void *data, size_t n, uint8_t *mac)
-{
-	unsigned int len = 32;
-
-	HMAC(EVP_sha256(), key, 32, data, n, mac, &len);
-}
-
-/* HMAC(key, label || a || b || c). */
-static void proof(const uint8_t *key, const char *label, const uint8_t *a,
-		  const uint8_t *b, const uint8_t *c, size_t c_len,
-		  uint8_t *mac)
-{
-	uint8_t buf[1024];
-	size_t n = strlen(label);
-
-	memcpy(buf, label, n);
-	memcpy(buf + n, a, 32);
-	memcpy(buf + n + 32, b, 32);
-	memcpy(buf + n + 64, c, c_len);
-	hmac(key, buf, n + 64 + c_len, mac);
 }
 
 /* ---- a relay ---- */

@@ -39,9 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
+#include "relay_auth.h"
 #include "relay_wire.h"
 
 enum { HELLO = 1, WELCOME, AUTH, CONTROL, CHUNK, PING, PONG, GOODBYE };
@@ -69,29 +68,6 @@ struct relay {
 static int relay_key(struct relay *r)
 {
 	return relay_fleet_key(key_hex, r->i, r->key);
-}
-
-static void hmac(const uint8_t *key, const void *data, size_t n, uint8_t *mac)
-{
-	unsigned int len = 32;
-
-	HMAC(EVP_sha256(), key, 32, data, n, mac, &len);
-}
-
-/* label || a (32) || b (32) || c (@c_len) under @key. */
-static void proof(const uint8_t *key, const char *label, const uint8_t *a,
-		  const uint8_t *b, const uint8_t *c, size_t c_len,
-		  uint8_t *mac)
-{
-	uint8_t buf[1024];
-	size_t n = strlen(label);
-
-	memcpy(buf, label, n);
-	memcpy(buf + n, a, 32);
-	memcpy(buf + n + 32, b, 32);
-	if (c_len)
-		memcpy(buf + n + 64, c, c_len);
-	hmac(key, buf, n + 64 + c_len, mac);
 }
 
 static int send_all(int fd, const uint8_t *b, size_t n)

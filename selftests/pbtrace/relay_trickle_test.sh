@@ -27,18 +27,6 @@ P=/sys/module/pbtrace/parameters
 relay_stat() { sed -n "s/^$1 //p" "$P/relay_stats"; }
 # Context switches for the relayed session to record.
 busy() { dd if=/dev/zero bs=64 count=$1 2>/dev/null | cat > /dev/null; }
-# A helper's TAP output (file $2), its lines renumbered as ours, prefixed $1.
-retap() {
-	local line
-	while read -r line; do
-		case $line in
-		"ok "*) ok "$1: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
-		"1.."*) ;;
-		*) echo "# $line" ;;
-		esac
-	done < "$2"
-}
 rmmod pbtrace 2>/dev/null
 dmesg -C
 dir=$(mktemp -d)

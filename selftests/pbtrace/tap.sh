@@ -59,6 +59,19 @@ says() {
 	fi
 }
 
+# A helper's TAP output (file $2), its lines renumbered as ours, prefixed $1.
+retap() {
+	local line
+	while read -r line; do
+		case $line in
+		"ok "*) ok "$1: ${line#ok * - }" ;;
+		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
+		"1.."*) ;;
+		*) echo "# $line" ;;
+		esac
+	done < "$2"
+}
+
 # ep_machines: the endpoint's machine table, "machines: N (...)" then a
 # "machine ID name=... online=... hint=..." line each (tracectl machines,
 # PBTRACE_CMD_GET_MACHINES: the table left endpoint_stats, one page).
