@@ -107,7 +107,11 @@ test_drain() {
 		/^  ftrace_events \{/ {f = 1} /^  \}/ {f = 0}
 		f && /^      timestamp: / {if (!e || $2 < e) e = $2}
 		END {print int((e + 3000000000 - s) / 1000000)}' "$f.txt")
-	lo=$((win / 250 - 1))
+	# A stall longer than a period skips that flush instead of firing a
+	# burst after it (due() in user/traced/timers.c), so a loaded machine
+	# loses one or two: two thirds of the periods still tell 250 ms from
+	# 500 ms (at most 6 in 3000 ms).
+	lo=$((win * 2 / (3 * 250)))
 	[ "$lo" -ge 1 ] || lo=1
 	check "drain_period_ms 250: flushes_requested ${fl:-none} is one per 250 ms of the ${win}..3000 ms the timer ran (${lo}..13)" \
 		test "${fl:-0}" -ge "$lo" -a "${fl:-0}" -le $((3000 / 250 + 1))
