@@ -214,6 +214,39 @@ id=$("$cmd" make rootbig 1024 "sched/sched_process_exec:$BIG" 2>"$tmp/out")
 check "root's same filter is taken (root's filters have no cost bound)" test -n "$id"
 "$cmd" destroy "${id:-0}" >/dev/null 2>&1
 
+# A session's filters together: each under the one-filter bound, and
+# the sum past 131072. Three prefix compares of a __data_loc string cost
+# 3 x (8192 + 3) = 24585: five such filters (122925) are taken, six
+# (147510) are not. The tracepoints are any six with a __data_loc char[]
+# field in this kernel (tracefs), outside the systems members may not ask.
+sum_tps=()
+for fmt in $tfs/events/*/*/format; do
+	sys=${fmt%/*/format}; sys=${sys##*/}
+	case $sys in printk|ftrace|kprobes|uprobes|eprobes|synthetic) continue ;; esac
+	fld=$(sed -n 's/^[[:space:]]*field:__data_loc char\[\] \([a-z_0-9]*\);.*/\1/p' "$fmt" | head -n1)
+	[ -n "$fld" ] || continue
+	ev=${fmt%/format}; ev=${ev##*/}
+	tp_copy "$sys/$ev"
+	sum_tps+=("$sys/$ev:$fld ~ \"a*\" || $fld ~ \"b*\" || $fld ~ \"c*\"")
+	[ ${#sum_tps[@]} -ge 6 ] && break
+done
+chmod -R a+rX "$tmp/tfs"
+if [ ${#sum_tps[@]} -lt 6 ]; then
+	ok "a member's filters together past 131072 are refused # SKIP this kernel has ${#sum_tps[@]} tracepoints with a __data_loc string (needs 6)"
+	ok "five of them are taken # SKIP as above"
+else
+	echo "# filters together on: $(printf '%s ' "${sum_tps[@]%%:*}")"
+	echo 1024 >$param/group_max_counters
+	id=$(mas $M1 "$cmd" make m1five 1024 "${sum_tps[@]:0:5}" 2>"$tmp/out")
+	check "a member's five filters of 24585 each (122925 together) are taken (id ${id:-none}: $(head -c 200 "$tmp/out"))" \
+		test -n "$id"
+	"$cmd" destroy "${id:-0}" >/dev/null 2>&1
+	expect 7 "a sixth filter (147510 together > 131072) is refused (E2BIG)" \
+		mas $M1 "$cmd" make m1six 1024 "${sum_tps[@]}"
+	says "filters cost" "the message says it is the filters together"
+	echo "$old_counters" >$param/group_max_counters
+fi
+
 # The filter under the bound works: tracectl as the member, ftrace's own
 # filter in an instance around the same execs.
 if [ ! -x "$bin/tracectl" ] || [ ! -x "$bin/traced" ] || [ ! -r "$schema/perfetto_trace.proto" ]; then
