@@ -294,5 +294,51 @@ else
 	not_ok "the sched_switch file decodes"; sed 's/^/#   /' "$tmp/decode.err"
 fi
 
+# ---- the pid filter runs before the expression ------------------------------
+# Two senders of SIGUSR1 to a child that ignores it: one is the session's
+# -p, the other is not. How often the expression ran is what the kernel's
+# own kprobe on pbt_filter_match counts (kprobe_profile): as often as the
+# recorded sender's bash generated a signal, which a tracefs instance
+# counts with common_pid; the other sender's 30 never reach it.
+pid_first() {
+	local inst=$tfs/instances/pbt_filter_pid t a b hits kern go=$tmp/go f=$tmp/pid.pftrace
+	if ! echo 'p:pbt_fm pbtrace:pbt_filter_match' >>$tfs/kprobe_events 2>"$tmp/kp.err"; then
+		ok "the pid filter runs first # SKIP no kprobe on pbt_filter_match: $(cat "$tmp/kp.err")"
+		return
+	fi
+	(trap '' USR1; exec sleep 300) &
+	t=$!
+	bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; for ((i = 0; i < 20; i++)); do kill -USR1 "$2"; done' a "$go" "$t" &
+	a=$!
+	bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; for ((i = 0; i < 30; i++)); do kill -USR1 "$2"; done' b "$go" "$t" &
+	b=$!
+	"$bin/tracectl" start -n pidfirst -e signal/signal_generate --filter 'sig == 10' \
+		-p "$a" -o "$f" >"$tmp/out" 2>&1 || { not_ok "tracectl start -p $a"; sed 's/^/#   /' "$tmp/out"; }
+	mkdir "$inst"
+	echo "common_pid == $a" >"$inst/events/signal/signal_generate/filter"
+	echo 1 >"$inst/events/signal/signal_generate/enable"
+	echo 1 >$tfs/events/kprobes/pbt_fm/enable
+	touch "$go"
+	wait "$a" "$b"
+	echo 0 >$tfs/events/kprobes/pbt_fm/enable
+	echo 0 >"$inst/tracing_on"
+	hits=$(awk '$1 == "pbt_fm" {print $2}' $tfs/kprobe_profile)
+	kern=$(grep -c ' signal_generate: ' "$inst/trace")
+	"$bin/tracectl" stop -n pidfirst --wait >/dev/null 2>&1
+	kill "$t" 2>/dev/null
+	wait "$t" 2>/dev/null
+	echo '-:pbt_fm' >>$tfs/kprobe_events
+	rmdir "$inst"
+	check "the expression ran $hits times: once per signal of the -p sender (ftrace: $kern), none for the other's 30" \
+		test "${hits:-x}" = "$kern" -a "$kern" -ge 20 -a "$kern" -lt 50
+	if tp_available; then
+		check "the file holds the -p sender's 20 SIGUSR1s" \
+			test "$(tp_value "$f" "select count(*) from ftrace_event where name = 'signal_generate'")" = 20
+	else
+		ok "the file's SIGUSR1s # SKIP $TP_WHY"
+	fi
+}
+pid_first
+
 echo "1..$N"
 exit $FAILED
