@@ -97,9 +97,12 @@ static int __init pbt_init(void)
 	ret = pbt_buffers_init();
 	if (ret)
 		goto err_probes;
-	ret = pbt_watermarks_init();
+	ret = pbt_tp_init();
 	if (ret)
 		goto err_buffers;
+	ret = pbt_watermarks_init();
+	if (ret)
+		goto err_tp;
 	ret = pbt_device_init();
 	if (ret)
 		goto err_watermarks;
@@ -122,6 +125,8 @@ err_device:
 	pbt_device_exit();
 err_watermarks:
 	pbt_watermarks_exit();
+err_tp:
+	pbt_tp_exit();
 err_buffers:
 	pbt_buffers_exit();
 err_probes:
@@ -144,6 +149,7 @@ static void __exit pbt_exit(void)
 	pbt_device_exit();
 	pbt_probes_exit();
 	pbt_watermarks_exit();	/* no session, so no round, is left */
+	pbt_tp_exit();		/* no session: no instance */
 	pbt_buffers_exit();
 	pbt_stack_exit();	/* after the last probe: no sample queues more */
 }

@@ -450,6 +450,8 @@ int pbt_tp_start(struct pbt_buffer *b, const struct pbt_session_params *who,
 		 struct netlink_ext_ack *extack);
 void pbt_tp_stop(struct pbt_buffer *b);		/* release; caller syncs */
 u64 pbt_tp_counter_cost(void);			/* bytes per counter (budgets) */
+int pbt_tp_init(void);				/* CPU hotplug state; main.c */
+void pbt_tp_exit(void);
 
 /*
  * buffer.c: the buffer's tracepoints, and the probe path for them: one

@@ -25,11 +25,15 @@
  * reused meanwhile (a kprobe event deleted, another created) is refused.
  */
 #include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
 #include <linux/cred.h>
 #include <linux/err.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/trace_events.h>
 #include <linux/workqueue.h>
 #include <net/netlink.h>
@@ -143,8 +147,9 @@ static bool split_name(const char *s, struct pbt_tp_layout *l)
 /* The counter's context, and the kworker that creates counters. */
 struct tp_work {
 	struct work_struct work;
-	struct pbt_tp *tps;		/* start: these, on every online CPU */
+	struct pbt_tp *tps;		/* start: these, on every CPU of @up */
 	u32 nr;
+	const struct cpumask *up;
 	const struct pbt_tp_params *check;	/* parse: this id */
 	const struct cred *cred;	/* as whom; NULL: the kworker's own */
 	bool member;			/* and refuse what is root's */
@@ -325,6 +330,14 @@ static void check_work(struct work_struct *work)
 	perf_event_release_kernel(event);
 }
 
+static void release_cpu(struct pbt_tp *tp, int cpu)
+{
+	if (tp->events && tp->events[cpu]) {
+		perf_event_release_kernel(tp->events[cpu]);
+		tp->events[cpu] = NULL;
+	}
+}
+
 static void release(struct pbt_tp *tps, u32 nr)
 {
 	u32 i, cpu;
@@ -340,25 +353,31 @@ static void release(struct pbt_tp *tps, u32 nr)
 	}
 }
 
-static int start_one(struct pbt_tp *tp, struct tp_work *tw)
+/*
+ * A counter on every CPU of @up that has none. Without cpus_read_lock():
+ * creating a tracepoint counter takes event_mutex and tracepoints_mutex,
+ * which nest outside the hotplug lock (lockdep saw the inversion), so
+ * hotplug callbacks never create one either (run_hotplug() does, in a
+ * kworker). perf itself refuses a CPU that is offline by now (-ENODEV,
+ * under its context mutex): skipped, its online callback asks again.
+ */
+static int start_one(struct pbt_tp *tp, struct tp_work *tw,
+		     const struct cpumask *up)
 {
 	struct perf_event *event;
 	bool checked = false;
 	int cpu;
 
-	tp->events = kcalloc(nr_cpu_ids, sizeof(*tp->events), GFP_KERNEL);
+	if (!tp->events)
+		tp->events = kcalloc(nr_cpu_ids, sizeof(*tp->events),
+				     GFP_KERNEL);
 	if (!tp->events)
 		return -ENOMEM;
-	/*
-	 * Without cpus_read_lock(): creating a tracepoint counter takes
-	 * event_mutex and tracepoints_mutex, which nest outside the hotplug
-	 * lock (lockdep saw the inversion). perf itself refuses a CPU that is
-	 * offline by now (-ENODEV, under its context mutex): skipped. A CPU
-	 * that comes online later has no counter: docs/generic-events.md.
-	 */
-	for_each_online_cpu(cpu) {
+	for_each_cpu(cpu, up) {
+		if (tp->events[cpu])
+			continue;
 		event = create_counter(&tp->p, cpu, false, tp, tw->cred);
-		if (IS_ERR(event) && PTR_ERR(event) == -ENODEV && !cpu_online(cpu))
+		if (IS_ERR(event) && PTR_ERR(event) == -ENODEV)
 			continue;
 		if (IS_ERR(event)) {
 			tw->why = create_error(PTR_ERR(event));
@@ -388,12 +407,10 @@ static void start_work(struct work_struct *work)
 		if (!(tw->tps[i].p.flags &
 		      (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE)))
 			continue;
-		tw->ret = start_one(&tw->tps[i], tw);
+		tw->ret = start_one(&tw->tps[i], tw, tw->up);
 		if (tw->ret)
 			tw->failed = &tw->tps[i].p;
 	}
-	if (tw->ret)
-		release(tw->tps, tw->nr);
 }
 
 /* Run @fn in a kworker and wait for it. */
@@ -452,25 +469,244 @@ static void tp_overflow(struct perf_event *event, struct perf_sample_data *data,
 }
 
 /*
- * Counters for every tracepoint of @b on every online CPU, under the
- * session creator's credentials (@who->cred), checked again as at NEW.
+ * CPU hotplug (docs/generic-events.md): a started buffer with tracepoints
+ * is an instance of a multi-instance AP_ONLINE_DYN state. Its callbacks
+ * run under the hotplug lock, where no counter may be created or freed
+ * (event_mutex nests outside it), so they only note the CPU in @up and
+ * @stale and queue @work, which brings the counters in line in a kworker,
+ * under the session creator's credentials as START did. A CPU that went
+ * down has its counter freed: perf detached it from the CPU's context at
+ * CPUHP_AP_PERF_ONLINE, and every event its handler took is in the buffer
+ * already (buffer.c seals the CPU's chunk on the way down).
+ */
+struct pbt_tp_run {
+	struct hlist_node node;		/* the cpuhp instance */
+	struct list_head link;		/* runs, under pbt_sessions_lock */
+	struct pbt_buffer *b;
+	const struct cred *cred;	/* get_cred()'d; NULL: the kernel's */
+	bool member;
+	struct work_struct work;
+	struct mutex lock;		/* the counters: START's and work's */
+	bool started;			/* START made them all: work may too */
+	spinlock_t mask_lock;		/* @up and @stale, callbacks and work */
+	cpumask_var_t up;		/* online, as the callbacks saw it */
+	cpumask_var_t stale;		/* went down: free its counters */
+	cpumask_var_t todo_up, todo_stale;	/* work's snapshot */
+};
+
+static LIST_HEAD(runs);
+static enum cpuhp_state tp_hp_state = CPUHP_INVALID;
+
+/* Counters of CPUs that came online after START, all sessions. */
+static atomic64_t hp_created = ATOMIC64_INIT(0);
+static atomic64_t hp_failed = ATOMIC64_INIT(0);
+static atomic_t hp_pending = ATOMIC_INIT(0);	/* works queued, not done */
+
+static struct pbt_tp_run *find_run(struct pbt_buffer *b)
+{
+	struct pbt_tp_run *run;
+
+	lockdep_assert_held(&pbt_sessions_lock);
+	list_for_each_entry(run, &runs, link)
+		if (run->b == b)
+			return run;
+	return NULL;
+}
+
+static void queue_run(struct pbt_tp_run *run)
+{
+	if (queue_work(system_unbound_wq, &run->work))
+		atomic_inc(&hp_pending);
+}
+
+static int tp_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct pbt_tp_run *run = hlist_entry(node, struct pbt_tp_run, node);
+
+	spin_lock(&run->mask_lock);
+	cpumask_set_cpu(cpu, run->up);
+	spin_unlock(&run->mask_lock);
+	queue_run(run);
+	return 0;
+}
+
+static int tp_cpu_offline(unsigned int cpu, struct hlist_node *node)
+{
+	struct pbt_tp_run *run = hlist_entry(node, struct pbt_tp_run, node);
+
+	spin_lock(&run->mask_lock);
+	cpumask_clear_cpu(cpu, run->up);
+	cpumask_set_cpu(cpu, run->stale);
+	spin_unlock(&run->mask_lock);
+	queue_run(run);
+	return 0;
+}
+
+static void count_created(struct pbt_tp *tps, u32 nr, int *n)
+{
+	u32 i, cpu;
+
+	*n = 0;
+	for (i = 0; i < nr; i++)
+		for (cpu = 0; tps[i].events && cpu < nr_cpu_ids; cpu++)
+			*n += !!tps[i].events[cpu];
+}
+
+/*
+ * The counters as the callbacks said: freed on CPUs that went down (also
+ * those back up since: perf never reattaches a detached counter), made on
+ * CPUs up without one. A CPU going down meanwhile is refused by perf, or
+ * its new counter is detached and its offline callback queues us again.
+ */
+static void hotplug_work(struct work_struct *work)
+{
+	struct pbt_tp_run *run = container_of(work, struct pbt_tp_run, work);
+	struct tp_work tw = { .cred = run->cred, .member = run->member };
+	struct pbt_tp *tps;
+	int cpu, before, after;
+	u32 i, nr;
+
+	mutex_lock(&run->lock);
+	spin_lock(&run->mask_lock);
+	cpumask_copy(run->todo_up, run->up);
+	cpumask_copy(run->todo_stale, run->stale);
+	cpumask_clear(run->stale);
+	spin_unlock(&run->mask_lock);
+	tps = pbt_buffer_tps(run->b, &nr);
+	for (i = 0; run->started && i < nr; i++) {
+		if (!tps[i].events)
+			continue;
+		for_each_cpu(cpu, run->todo_stale)
+			release_cpu(&tps[i], cpu);
+		for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+			if (tps[i].events[cpu] && !cpumask_test_cpu(cpu, run->todo_up))
+				release_cpu(&tps[i], cpu);
+	}
+	count_created(tps, nr, &before);
+	for (i = 0; run->started && i < nr; i++) {
+		if (!tps[i].events)
+			continue;
+		tw.why = NULL;
+		if (start_one(&tps[i], &tw, run->todo_up)) {
+			atomic64_inc(&hp_failed);
+			pr_warn_ratelimited("pbtrace: %s/%s: no counter on a CPU that came online: %s\n",
+					    tps[i].p.layout.group,
+					    tps[i].p.layout.name,
+					    tw.why ? tw.why : "no memory");
+		}
+	}
+	count_created(tps, nr, &after);
+	if (after > before)
+		atomic64_add(after - before, &hp_created);
+	mutex_unlock(&run->lock);
+	atomic_dec(&hp_pending);
+}
+
+static void free_run(struct pbt_tp_run *run)
+{
+	free_cpumask_var(run->up);
+	free_cpumask_var(run->stale);
+	free_cpumask_var(run->todo_up);
+	free_cpumask_var(run->todo_stale);
+	if (run->cred)
+		put_cred(run->cred);
+	kfree(run);
+}
+
+static struct pbt_tp_run *alloc_run(struct pbt_buffer *b,
+				    const struct pbt_session_params *who)
+{
+	struct pbt_tp_run *run = kzalloc(sizeof(*run), GFP_KERNEL_ACCOUNT);
+
+	if (!run)
+		return NULL;
+	if (!zalloc_cpumask_var(&run->up, GFP_KERNEL_ACCOUNT) ||
+	    !zalloc_cpumask_var(&run->stale, GFP_KERNEL_ACCOUNT) ||
+	    !zalloc_cpumask_var(&run->todo_up, GFP_KERNEL_ACCOUNT) ||
+	    !zalloc_cpumask_var(&run->todo_stale, GFP_KERNEL_ACCOUNT)) {
+		free_run(run);
+		return NULL;
+	}
+	run->b = b;
+	run->cred = who->cred ? get_cred(who->cred) : NULL;
+	run->member = who->member;
+	mutex_init(&run->lock);
+	spin_lock_init(&run->mask_lock);
+	INIT_WORK(&run->work, hotplug_work);
+	return run;
+}
+
+/* No callback and no work after this; then the counters go. */
+static void stop_run(struct pbt_tp_run *run)
+{
+	struct pbt_tp *tps;
+	u32 nr;
+
+	cpuhp_state_remove_instance_nocalls(tp_hp_state, &run->node);
+	if (cancel_work_sync(&run->work))
+		atomic_dec(&hp_pending);
+	list_del(&run->link);
+	tps = pbt_buffer_tps(run->b, &nr);
+	release(tps, nr);
+	free_run(run);
+}
+
+/*
+ * Counters for every tracepoint of @b on every online CPU, and on every
+ * CPU that comes online until the stop, under the session creator's
+ * credentials (@who->cred), checked again as at NEW. Under
+ * pbt_sessions_lock, which nests outside the hotplug lock.
  */
 int pbt_tp_start(struct pbt_buffer *b, const struct pbt_session_params *who,
 		 struct netlink_ext_ack *extack)
 {
 	struct tp_work tw = { .cred = who->cred, .member = who->member };
 	const struct pbt_tp_params *p;
+	struct pbt_tp_run *run;
+	int ret;
 
 	tw.tps = pbt_buffer_tps(b, &tw.nr);
 	if (!tw.nr)
 		return 0;
+	run = alloc_run(b, who);
+	if (!run)
+		return -ENOMEM;
+	/*
+	 * From here on a CPU that comes or goes is in @up; the mask read
+	 * with no hotplug under way (add_instance_cpuslocked is not
+	 * exported) is what the callbacks that ran meanwhile left.
+	 */
+	ret = cpuhp_state_add_instance_nocalls(tp_hp_state, &run->node);
+	if (ret) {
+		free_run(run);
+		return ret;
+	}
+	cpus_read_lock();
+	spin_lock(&run->mask_lock);
+	cpumask_copy(run->up, cpu_online_mask);
+	spin_unlock(&run->mask_lock);
+	cpus_read_unlock();
+	list_add(&run->link, &runs);
+	mutex_lock(&run->lock);
+	spin_lock(&run->mask_lock);
+	cpumask_copy(run->todo_up, run->up);
+	spin_unlock(&run->mask_lock);
+	tw.up = run->todo_up;
 	run_in_kworker(&tw, start_work);
-	p = tw.failed;
-	if (tw.ret && p && tw.why)
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "start: %s/%s: id %u %s",
-				     p->layout.group, p->layout.name, p->id,
-				     tw.why);
-	return tw.ret;
+	run->started = !tw.ret;
+	mutex_unlock(&run->lock);
+	if (tw.ret) {
+		stop_run(run);
+		p = tw.failed;
+		if (p && tw.why)
+			PBT_ERR_MSG_ATTR_FMT(extack, NULL, "start: %s/%s: id %u %s",
+					     p->layout.group, p->layout.name,
+					     p->id, tw.why);
+		return tw.ret;
+	}
+	/* A CPU that came or went while START made them */
+	queue_run(run);
+	return 0;
 }
 
 /*
@@ -479,11 +715,55 @@ int pbt_tp_start(struct pbt_buffer *b, const struct pbt_session_params *who,
  */
 void pbt_tp_stop(struct pbt_buffer *b)
 {
+	struct pbt_tp_run *run = find_run(b);
 	struct pbt_tp *tps;
 	u32 nr;
 
+	if (run) {
+		stop_run(run);
+		return;
+	}
 	tps = pbt_buffer_tps(b, &nr);
 	release(tps, nr);
+}
+
+/*
+ * "created C failed F pending P": counters made for CPUs that came online
+ * after a START (all sessions), those perf refused, and hotplug works not
+ * done yet. Tests wait for pending 0 before they count a new CPU's events.
+ */
+static int hotplug_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "created %lld failed %lld pending %d\n",
+			  atomic64_read(&hp_created),
+			  atomic64_read(&hp_failed),
+			  atomic_read(&hp_pending));
+}
+
+static const struct kernel_param_ops hotplug_ops = {
+	.get = hotplug_get,
+};
+
+module_param_cb(tp_hotplug, &hotplug_ops, NULL, 0444);
+MODULE_PARM_DESC(tp_hotplug, "tracepoint counters made for CPUs that came online after START (read only)");
+
+int pbt_tp_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "pbtrace/tp:online",
+				      tp_cpu_online, tp_cpu_offline);
+	if (ret < 0)
+		return ret;
+	tp_hp_state = ret;
+	return 0;
+}
+
+void pbt_tp_exit(void)
+{
+	if (tp_hp_state != CPUHP_INVALID)
+		cpuhp_remove_multi_state(tp_hp_state);
+	tp_hp_state = CPUHP_INVALID;
 }
 
 static int check_id(struct nlattr *attr, const struct pbt_tp_params *p,
