@@ -118,7 +118,7 @@ for level in 2 1 0 -1; do
 		ok "paranoid $level: a member may record $ev"
 		as $M "$nl" destroy "$(sid)" >/dev/null
 	elif [ "$want" = 1 ] && [ "$rc" = 1 -o "$rc" = 13 ] &&
-	     grep -q "$ev: id [0-9]* refused by perf" "$tmp/out"; then
+	     grep -q "$(fmt_or "$ev: id [0-9]* refused by perf" "$ID_LIT")" "$tmp/out"; then
 		ok "paranoid $level: $ev refused, as perf says ($(cat "$tmp/out"))"
 	else
 		not_ok "paranoid $level: member's $ev (exit $rc, want ${want/1/EPERM})"
