@@ -11,6 +11,7 @@
 
 #include <linux/version.h>
 #include <linux/sched.h>
+#include <linux/net.h>
 #include <linux/socket.h>
 #include <linux/timer.h>
 #include <net/genetlink.h>
@@ -158,27 +159,26 @@
 #endif
 
 /*
- * An extack message that names a value: NL_SET_ERR_MSG_FMT from 6.2
- * ("netlink: add support for formatted extack messages"). Before, the
- * message goes through pbt_extack_buf (netlink.c), which only our doit
- * handlers use: the family is not parallel_ops, so genl_mutex serializes
- * them until the ack carrying the message is sent.
+ * An extack message that names values:
+ * PBT_ERR_MSG_ATTR_FMT(extack, attr, msg, fmt, ...). From 6.2
+ * NL_SET_ERR_MSG_FMT ("netlink: add support for formatted extack
+ * messages") formats fmt into the extack itself, which lives on
+ * netlink_rcv_skb()'s stack: one per request. Before, there is no room
+ * per request, and a buffer of ours would be shared: genl_rcv_msg() drops
+ * genl_mutex when the handler returns, and netlink_rcv_skb() copies the
+ * message into the ack (netlink_ack()) only after, so a second caller's
+ * handler could rewrite it first and the first caller receive the second's
+ * text. So before 6.2 the ack carries msg, a string literal that says the
+ * same without the values (NL_SET_ERR_MSG_ATTR refuses anything else), and
+ * the formatted text goes to the debug log (dynamic debug, ratelimited).
  */
 #ifdef NL_SET_ERR_MSG_FMT
-#define PBT_ERR_MSG_ATTR_FMT(extack, attr, fmt, ...) \
+#define PBT_ERR_MSG_ATTR_FMT(extack, attr, msg, fmt, ...) \
 	NL_SET_ERR_MSG_ATTR_FMT(extack, attr, fmt, ##__VA_ARGS__)
 #else
-#define PBT_EXTACK_BUF_LEN 80
-extern char pbt_extack_buf[PBT_EXTACK_BUF_LEN];
-#define PBT_ERR_MSG_ATTR_FMT(extack, attr, fmt, ...) do {		\
-	struct netlink_ext_ack *__ea = (extack);			\
-									\
-	if (__ea) {							\
-		snprintf(pbt_extack_buf, sizeof(pbt_extack_buf), fmt,	\
-			 ##__VA_ARGS__);				\
-		__ea->_msg = pbt_extack_buf;				\
-		__ea->bad_attr = (attr);				\
-	}								\
+#define PBT_ERR_MSG_ATTR_FMT(extack, attr, msg, fmt, ...) do {	\
+	NL_SET_ERR_MSG_ATTR(extack, attr, msg);				\
+	net_dbg_ratelimited("pbtrace: " fmt "\n", ##__VA_ARGS__);	\
 } while (0)
 #endif
 

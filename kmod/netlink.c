@@ -44,10 +44,6 @@ static DEFINE_SPINLOCK(daemon_lock);
 static u32 daemon_portid;
 static u32 daemon_pid;
 
-#ifndef NL_SET_ERR_MSG_FMT
-char pbt_extack_buf[PBT_EXTACK_BUF_LEN];	/* see compat.h */
-#endif
-
 static const struct nla_policy event_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_EVENT_NAME]		= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
 };
@@ -149,6 +145,7 @@ static int refuse(struct netlink_ext_ack *extack, bool change)
 
 	if (gid >= 0)
 		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "needs CAP_SYS_ADMIN or the group pbtrace was loaded with (group=): docs/security.md",
 				     "needs CAP_SYS_ADMIN or group %d (pbtrace group=): docs/security.md",
 				     gid);
 	else if (change)
@@ -317,6 +314,7 @@ static int parse_syscalls(struct nlattr *nest, struct pbt_buffer_params *bp,
 		nr = nla_get_u32(attr);
 		if (nr >= NR_syscalls) {
 			PBT_ERR_MSG_ATTR_FMT(extack, attr,
+					     "a syscall number is not below NR_syscalls: use this kernel's numbers",
 					     "syscall number %u is not below NR_syscalls (%u)",
 					     nr, (unsigned int)NR_syscalls);
 			return -EINVAL;

@@ -320,7 +320,9 @@ static int check_duplicates(const struct pbt_session_params *p,
 	}
 	return 0;
 dup:
-	PBT_ERR_MSG_ATTR_FMT(extack, NULL, "%s/%s is in the session twice: list it once (join filters with ||)",
+	PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+			     "a tracepoint is in the session twice: list it once (join filters with ||)",
+			     "%s/%s is in the session twice: list it once (join filters with ||)",
 			     tp->layout.group, tp->layout.name);
 	return -EINVAL;
 }
@@ -339,7 +341,9 @@ static int check_filters(const struct pbt_session_params *p,
 			tp = &p->buffers[i].tps[k];
 			cost = pbt_filter_cost(&tp->filter);
 			if (cost > l->max_filter_cost) {
-				PBT_ERR_MSG_ATTR_FMT(extack, NULL, "filter cost %llu > %llu a member's may (docs/security.md): %s/%s",
+				PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+						     "a filter costs more than a member's may: shorter '~' patterns, fewer tests (docs/security.md)",
+						     "filter cost %llu > %llu a member's may (docs/security.md): %s/%s",
 						     cost, l->max_filter_cost,
 						     tp->layout.group,
 						     tp->layout.name);
@@ -349,7 +353,9 @@ static int check_filters(const struct pbt_session_params *p,
 		}
 	}
 	if (total > l->max_filters_cost) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "filters cost %llu together > %llu a member's session's may",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "filters cost more together than a member's session's may: fewer or simpler filters (docs/security.md)",
+				     "filters cost %llu together > %llu a member's session's may",
 				     total, l->max_filters_cost);
 		return -E2BIG;
 	}
@@ -376,17 +382,23 @@ static int check_budget_locked(const struct pbt_session *s, kuid_t uid,
 		return -ENOSPC;
 	}
 	if (!s && u.sessions >= l->max_sessions) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "uid %u holds %u sessions, a member may hold %u (group_max_sessions)",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "this uid holds the sessions a member may (group_max_sessions): stop one first",
+				     "uid %u holds %u sessions, a member may hold %u (group_max_sessions)",
 				     id, u.sessions, l->max_sessions);
 		return -ENOSPC;
 	}
 	if ((u64)u.counters + counters > l->max_counters) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "needs %u counters (tracepoints x CPUs), uid %u holds %u of %u",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "needs more counters (tracepoints x CPUs) than this uid has left (group_max_counters): fewer tracepoints",
+				     "needs %u counters (tracepoints x CPUs), uid %u holds %u of %u",
 				     counters, id, u.counters, l->max_counters);
 		return -E2BIG;
 	}
 	if (u.bytes + bytes > l->max_bytes) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "needs %llu KiB, uid %u holds %llu of %llu (group_max_kb)",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "needs more KiB than this uid has left (group_max_kb): smaller buffers, or stop a session",
+				     "needs %llu KiB, uid %u holds %llu of %llu (group_max_kb)",
 				     DIV_ROUND_UP(bytes, 1024), id,
 				     DIV_ROUND_UP(u.bytes, 1024),
 				     l->max_bytes / 1024);

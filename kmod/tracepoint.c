@@ -699,7 +699,9 @@ int pbt_tp_start(struct pbt_buffer *b, const struct pbt_session_params *who,
 		stop_run(run);
 		p = tw.failed;
 		if (p && tw.why)
-			PBT_ERR_MSG_ATTR_FMT(extack, NULL, "start: %s/%s: id %u %s",
+			PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+					     "start: a tracepoint's id is not it now, or perf refused it: read the ids again (tracefs)",
+					     "start: %s/%s: id %u %s",
 					     p->layout.group, p->layout.name,
 					     p->id, tw.why);
 		return tw.ret;
@@ -775,7 +777,9 @@ static int check_id(struct nlattr *attr, const struct pbt_tp_params *p,
 
 	run_in_kworker(&tw, check_work);
 	if (tw.ret)
-		PBT_ERR_MSG_ATTR_FMT(extack, attr, "%s/%s: id %u %s",
+		PBT_ERR_MSG_ATTR_FMT(extack, attr,
+				     "a tracepoint's id is not it, or it is refused (perf_event_paranoid, root-only events): docs/security.md",
+				     "%s/%s: id %u %s",
 				     p->layout.group, p->layout.name, p->id,
 				     tw.why);
 	return tw.ret;
@@ -813,7 +817,9 @@ static int parse_filter(struct nlattr *attr, struct pbt_tp_params *p,
 
 	if (!pbt_filter_compile(nla_data(attr), &p->layout, &p->filter, &err))
 		return 0;
-	PBT_ERR_MSG_ATTR_FMT(extack, attr, "filter: position %d: %s (%s/%s)",
+	PBT_ERR_MSG_ATTR_FMT(extack, attr,
+			     "filter: does not compile against the tracepoint's fields: tracectl shows where",
+			     "filter: position %d: %s (%s/%s)",
 			     err.pos, err.msg, p->layout.group, p->layout.name);
 	return -EINVAL;
 }
@@ -858,7 +864,9 @@ static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
 	if (ret)
 		return ret;
 	if (pbt_tp_check(&p->layout, msg, sizeof(msg))) {
-		PBT_ERR_MSG_ATTR_FMT(extack, attr, "%s/%s: %s", p->layout.group,
+		PBT_ERR_MSG_ATTR_FMT(extack, attr,
+				     "a tracepoint's fields cannot be encoded (offsets, kinds, proto ids): docs/generic-events.md",
+				     "%s/%s: %s", p->layout.group,
 				     p->layout.name, msg);
 		return -EINVAL;
 	}

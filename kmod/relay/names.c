@@ -186,7 +186,9 @@ static int ep_name_twice(const struct ep_name *a, const struct ep_name *b,
 		*drop = loaded == a ? 0 : 1;
 		return 0;
 	}
-	PBT_ERR_MSG_ATTR_FMT(extack, NULL, "%s: %s is named twice (%s too)",
+	PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+			     "a name is given twice: keep one (the kernel log names both lines)",
+			     "%s: %s is named twice (%s too)",
 			     ep_origin(loaded, x, sizeof(x)), loaded->name,
 			     ep_origin(other, y, sizeof(y)));
 	pr_info("pbtrace: names: %s: %s is named twice (%s too)\n",
@@ -246,7 +248,9 @@ static int ep_table_cids(struct ep_names *t, struct netlink_ext_ack *extack)
 		b = &t->e[t->by_cid[i].index];
 		if (!a->line || (b->line && b->line > a->line))
 			swap(a, b);	/* a: a loaded one, the later line */
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "%s: CID %u is %s's already (%s)",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "a CID is another name's already: one name per CID",
+				     "%s: CID %u is %s's already (%s)",
 				     ep_origin(a, x, sizeof(x)), a->cid, b->name,
 				     ep_origin(b, y, sizeof(y)));
 		return -EEXIST;
@@ -453,22 +457,30 @@ static int ep_load_add(const struct pbt_name_entry *in,
 	size_t len = strlen(in->name);
 
 	if (!ep_name_ok(in->name, len)) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "line %u: a name is 1 to 63 printable characters, no space, ',' or '@'",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "a name is 1 to 63 printable characters, no space, ',' or '@'",
+				     "line %u: a name is 1 to 63 printable characters, no space, ',' or '@'",
 				     in->line);
 		return -EINVAL;
 	}
 	if (!in->key == !in->has_cid) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "line %u: %s needs a CID or a key, not both",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "a name needs a CID or a key, not both",
+				     "line %u: %s needs a CID or a key, not both",
 				     in->line, in->name);
 		return -EINVAL;
 	}
 	if (in->key && (in->key_len < 16 || in->key_len > PBT_KEY_MAX)) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "line %u: the key of %s is not 16 to 64 bytes",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "a name's key is not 16 to 64 bytes",
+				     "line %u: the key of %s is not 16 to 64 bytes",
 				     in->line, in->name);
 		return -EINVAL;
 	}
 	if (!in->key && in->cid == VMADDR_CID_ANY) {
-		PBT_ERR_MSG_ATTR_FMT(extack, NULL, "line %u: CID %u means any CID, not a guest's",
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "CID 4294967295 means any CID, not a guest's: name a guest's CID",
+				     "line %u: CID %u means any CID, not a guest's",
 				     in->line, in->cid);
 		return -EINVAL;
 	}

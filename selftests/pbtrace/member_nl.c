@@ -11,6 +11,11 @@
  *   member_nl set SID EVENT ID PROTO_ID [FIELD...]
  *                          SET_SESSION of session SID, the same buffer
  *   member_nl start|stop|destroy|get|watermark|cpustats SID
+ *   member_nl repeat N WANT new|set ...
+ *                          the request N times, each refused with an
+ *                          extack holding WANT; prints "own A other B" and
+ *                          the first other message, exits 1 if B > 0
+ *                          (extack_race_test.sh runs several at once)
  *
  *   FIELD: name:offset:size:kind (enum pbtrace_tpf_kind); the fields that
  *   are not common_* are written as proto ids 1, 2, ...
@@ -247,6 +252,36 @@ static int refused(int ret)
 	return -ret;
 }
 
+/*
+ * The same refused request @n times: each ack's message must be the one
+ * for this request, @want, whatever other callers send meanwhile.
+ */
+static int repeat(struct msg *m, int cmd, unsigned long n, const char *want)
+{
+	unsigned long own = 0, other = 0;
+	char first[sizeof(extack)] = "";
+	struct msg *copy = malloc(sizeof(*m));
+	int ret;
+
+	if (!copy)
+		return 1;
+	while (n--) {
+		memcpy(copy, m, sizeof(*m));
+		extack[0] = '\0';
+		ret = send_msg(copy, family, cmd, PBTRACE_GENL_VERSION, 0, NULL, 0);
+		if (ret && strstr(extack, want)) {
+			own++;
+			continue;
+		}
+		if (!other++)
+			snprintf(first, sizeof(first), "err %d %s", -ret, extack);
+	}
+	free(copy);
+	printf("own %lu other %lu%s%s\n", own, other, other ? " first: " : "",
+	       first);
+	return other ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; int cmd; uint16_t flags; } ops[] = {
@@ -277,6 +312,20 @@ int main(int argc, char **argv)
 	family = family_id();
 	if (family < 0)
 		return refused(family);
+	if (!strcmp(argv[1], "repeat") && argc >= 9) {
+		unsigned long n = strtoul(argv[2], NULL, 0);
+		const char *want = argv[3];
+
+		argv += 3;
+		argc -= 3;
+		if (!strcmp(argv[1], "new"))
+			put_str(m, PBTRACE_A_SESSION_NAME, argv[2]);
+		else
+			put_u32(m, PBTRACE_A_SESSION_ID, strtoul(argv[2], NULL, 0));
+		put_buffers(m, argc - 3, argv + 3);
+		return repeat(m, strcmp(argv[1], "new") ? PBTRACE_CMD_SET_SESSION :
+			      PBTRACE_CMD_NEW_SESSION, n, want);
+	}
 	if ((!strcmp(argv[1], "new") || !strcmp(argv[1], "set")) && argc >= 6) {
 		bool is_new = !strcmp(argv[1], "new");
 

@@ -80,3 +80,19 @@ ep_machines() {
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 	"${PBTRACE_USER_BUILD:-$top/user/build}/tracectl" machines 2>/dev/null
 }
+
+# fmt_or FORMATTED LITERAL: the extack text a test can expect. From 6.2
+# the module formats it (NL_SET_ERR_MSG_FMT); before, a call site sends
+# its literal, which names no values (kmod/compat.h).
+# PBTRACE_EXTACK_FMT=1 expects the formatted text anyway (an old module).
+fmt_or() {
+	local r
+	[ "${PBTRACE_EXTACK_FMT:-}" = 1 ] && { echo "$1"; return; }
+	r=$(uname -r)
+	r=${r%%-*}
+	if [ "${r%%.*}" -gt 6 ] || { [ "${r%%.*}" = 6 ] && [ "$(echo "$r" | cut -d. -f2)" -ge 2 ]; }; then
+		echo "$1"
+	else
+		echo "$2"
+	fi
+}
