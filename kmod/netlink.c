@@ -1021,6 +1021,98 @@ static int pbt_nl_cpu_stats_dump(struct sk_buff *skb,
 	return skb->len;
 }
 
+/*
+ * GET_SESSION_TRACEPOINTS: one PBTRACE_A_TP as NEW_SESSION had it, without
+ * its layout (tracefs has it): what the session records and how.
+ */
+static int put_tp_echo(struct sk_buff *skb, const struct pbt_tp_params *tp)
+{
+	struct nlattr *nest = nla_nest_start(skb, PBTRACE_A_TP);
+	char name[2 * PBTRACE_NAME_MAX];
+
+	snprintf(name, sizeof(name), "%s/%s", tp->layout.group, tp->layout.name);
+	if (!nest || nla_put_string(skb, PBTRACE_A_TP_NAME, name) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_ID, tp->id) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_FLAGS, tp->flags) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_PROTO_ID, tp->layout.proto_id) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_PERIOD, tp->period) ||
+	    (tp->filter_src[0] &&
+	     nla_put_string(skb, PBTRACE_A_TP_FILTER, tp->filter_src))) {
+		if (nest)
+			nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/*
+ * A nest says at most 64 KiB; a dump's skb is at most 32 KiB today, but
+ * the nest must not depend on it.
+ */
+#define TP_ECHO_NEST_MAX (60 * 1024)
+
+/*
+ * One message of buffer cb->args[1]'s tracepoints from cb->args[2];
+ * -EMSGSIZE when @skb is full.
+ */
+static int fill_tps(struct sk_buff *skb, struct netlink_callback *cb,
+		    struct pbt_session *s)
+{
+	const struct pbt_buffer_params *bp = &s->params.buffers[cb->args[1]];
+	struct nlattr *nest = NULL;
+	u32 i = cb->args[2];
+	void *hdr;
+
+	if (i >= bp->nr_tps) {		/* none (left) in this buffer */
+		cb->args[1]++;
+		cb->args[2] = 0;
+		return 0;
+	}
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &pbt_family, NLM_F_MULTI,
+			  PBTRACE_CMD_GET_SESSION_TRACEPOINTS);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (!nla_put_u32(skb, PBTRACE_A_SESSION_ID, s->id) &&
+	    !nla_put_u32(skb, PBTRACE_A_BUFFER_INDEX, cb->args[1]))
+		nest = nla_nest_start(skb, PBTRACE_A_BUFFER_TRACEPOINTS);
+	if (!nest)
+		goto full;
+	for (; i < bp->nr_tps; i++) {
+		if ((u8 *)skb_tail_pointer(skb) - (u8 *)nest > TP_ECHO_NEST_MAX ||
+		    put_tp_echo(skb, &bp->tps[i]))
+			break;
+	}
+	if (i == cb->args[2])
+		goto full;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	cb->args[2] = i;
+	return 0;
+full:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int pbt_nl_tps_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct pbt_session *s = pbt_session_get(cb->args[0]);
+	int ret = 0;
+
+	if (!s)			/* destroyed since start: the dump ends */
+		return 0;
+	mutex_lock(&pbt_sessions_lock);
+	while (!ret && cb->args[1] < s->params.nr_buffers)
+		ret = fill_tps(skb, cb, s);
+	mutex_unlock(&pbt_sessions_lock);
+	pbt_session_put(s);
+	/* A message that does not fit an empty skb would loop forever. */
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
 /* One buffer's watermarks; nothing for a buffer without one (yet). */
 static int put_watermark(struct sk_buff *msg, struct pbt_session *s,
 			 unsigned int i)
@@ -1571,6 +1663,10 @@ static const struct genl_ops pbt_ops[] = {
 		.cmd = PBTRACE_CMD_GET_SESSION_MACHINES,
 		.start = pbt_nl_session_dump_start,
 		.dumpit = pbt_nl_session_machines_dump,
+	}, {
+		.cmd = PBTRACE_CMD_GET_SESSION_TRACEPOINTS,
+		.start = pbt_nl_session_dump_start,
+		.dumpit = pbt_nl_tps_dump,
 	}, {
 		.cmd = PBTRACE_CMD_GET_MACHINES,
 		.start = pbt_nl_endpoint_dump_start,

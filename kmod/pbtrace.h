@@ -424,6 +424,8 @@ struct pbt_tp_params {
 	 * handler runs it before anything is written.
 	 */
 	struct pbt_filter_prog filter;
+	/* its text as given, for GET_SESSION_TRACEPOINTS; "": none */
+	char filter_src[PBTRACE_TP_FILTER_MAX];
 };
 
 /*

@@ -531,8 +531,10 @@ static int parse_filter(struct nlattr *attr, struct pbt_tp_params *p,
 {
 	struct pbt_filter_err err;
 
-	if (!pbt_filter_compile(nla_data(attr), &p->layout, &p->filter, &err))
+	if (!pbt_filter_compile(nla_data(attr), &p->layout, &p->filter, &err)) {
+		nla_strscpy(p->filter_src, attr, sizeof(p->filter_src));
 		return 0;
+	}
 	PBT_ERR_MSG_ATTR_FMT(extack, attr, "filter: position %d: %s (%s/%s)",
 			     err.pos, err.msg, p->layout.group, p->layout.name);
 	return -EINVAL;

@@ -157,6 +157,17 @@
  *    PBTRACE_A_SESSION_OWNER_UID, _OWNER_GID (NLA_U32): the euid and egid
  *    of its creator; traced opens the output file with them.
  *    A member of the module's group= (not CAP_PERFMON) sees only its own.
+ *    No tracepoints by name: those are GET_SESSION_TRACEPOINTS' (1,000 of
+ *    them with filters would outgrow a 64 KiB nest).
+ *
+ * PBTRACE_CMD_GET_SESSION_TRACEPOINTS: dumpit with PBTRACE_A_SESSION_ID
+ *    (required), the same callers as GET_CPU_STATS: what the session's
+ *    buffers record by name, as NEW/SET_SESSION gave it, paged, buffer by
+ *    buffer, in the order given. Each message holds PBTRACE_A_SESSION_ID,
+ *    PBTRACE_A_BUFFER_INDEX and PBTRACE_A_BUFFER_TRACEPOINTS: NLA_NESTED of
+ *    PBTRACE_A_TP, each PBTRACE_A_TP_NAME, _ID, _FLAGS (the stacks:
+ *    PBTRACE_TP_*_STACK), _PROTO_ID, _PERIOD and _FILTER (the text as
+ *    given, if one was); no layouts (tracefs has them).
  *
  * PBTRACE_CMD_GET_CPU_STATS: dumpit with PBTRACE_A_SESSION_ID (required):
  *    the session's per-CPU counters, paged. Each message holds
@@ -366,6 +377,7 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_GET_MACHINES,
 	PBTRACE_CMD_GET_NAMES,
 	PBTRACE_CMD_LOAD_NAMES,
+	PBTRACE_CMD_GET_SESSION_TRACEPOINTS,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
