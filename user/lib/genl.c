@@ -754,6 +754,7 @@ void pbt_session_info_free(struct pbt_session_info *s)
 		for (j = 0; j < s->buffers[i].nr_events; j++)
 			free(s->buffers[i].events[j]);
 		free(s->buffers[i].cpus);
+		pbt_tp_infos_free(s->buffers[i].tps, s->buffers[i].nr_tps);
 	}
 	free(s->output);
 	free(s->config);
