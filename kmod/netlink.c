@@ -96,6 +96,9 @@ static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_SESSION_BUFFERS]	= NLA_POLICY_NESTED_ARRAY(buffer_policy),
 	[PBTRACE_A_TRIGGER_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
 	[PBTRACE_A_SESSION_ERROR]	= { .type = NLA_NUL_STRING, .len = PBTRACE_ERROR_MAX - 1 },
+	[PBTRACE_A_BUFFER_INDEX]	= { .type = NLA_U32 },
+	/* ADD_TRACEPOINTS; each PBTRACE_A_TP checked by tracepoint.c's */
+	[PBTRACE_A_BUFFER_TRACEPOINTS]	= { .type = NLA_NESTED },
 	[PBTRACE_A_LOAD_ID]		= { .type = NLA_U32 },
 	[PBTRACE_A_LOAD_COMMIT]		= { .type = NLA_FLAG },
 	[PBTRACE_A_NAMES]		= NLA_POLICY_NESTED_ARRAY(name_policy),
@@ -625,6 +628,44 @@ static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 	}
 	ret = pbt_session_set(id, p, what, info->extack);
 	kfree(p);
+	return ret;
+}
+
+/* ADD_TRACEPOINTS: a piece of a session's tracepoints (pbt_session_add_tps). */
+static int pbt_nl_add_tps(struct sk_buff *skb, struct genl_info *info)
+{
+	struct pbt_session_params *who;
+	struct pbt_buffer_params *bp;
+	u32 id, index, total = 0;
+	int ret;
+
+	ret = session_id(info, &id);
+	if (ret)
+		return ret;
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_BUFFER_INDEX) ||
+	    GENL_REQ_ATTR_CHECK(info, PBTRACE_A_BUFFER_TRACEPOINTS)) {
+		NL_SET_ERR_MSG(info->extack, "add tracepoints needs a buffer index and tracepoints");
+		return -EINVAL;
+	}
+	index = nla_get_u32(info->attrs[PBTRACE_A_BUFFER_INDEX]);
+	who = kzalloc(sizeof(*who), GFP_KERNEL);
+	bp = kzalloc(sizeof(*bp), GFP_KERNEL);
+	if (!who || !bp) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	who_asks(skb, who);
+	ret = pbt_tp_parse(info->attrs[PBTRACE_A_BUFFER_TRACEPOINTS], bp,
+			   &total, who, info->extack);
+	if (!ret)
+		ret = pbt_session_add_tps(id, index, bp, info->extack);
+out:
+	if (bp)
+		kvfree(bp->tps);
+	if (who)
+		put_cred(who->cred);
+	kfree(bp);
+	kfree(who);
 	return ret;
 }
 
@@ -1663,6 +1704,10 @@ static const struct genl_ops pbt_ops[] = {
 		.cmd = PBTRACE_CMD_GET_SESSION_MACHINES,
 		.start = pbt_nl_session_dump_start,
 		.dumpit = pbt_nl_session_machines_dump,
+	}, {
+		.cmd = PBTRACE_CMD_ADD_TRACEPOINTS,
+		.doit = pbt_nl_add_tps,
+		.internal_flags = PBT_OWN,
 	}, {
 		.cmd = PBTRACE_CMD_GET_SESSION_TRACEPOINTS,
 		.start = pbt_nl_session_dump_start,

@@ -611,7 +611,7 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 		return -EINVAL;
 	}
 	if (*session_total + n > PBTRACE_MAX_TRACEPOINTS) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "too many tracepoints: at most 256 per session, all buffers");
+		NL_SET_ERR_MSG_ATTR(extack, nest, "too many tracepoints: at most 2048 per session, all buffers");
 		return -E2BIG;
 	}
 	bp->tps = kvcalloc(n, sizeof(*bp->tps), GFP_KERNEL_ACCOUNT);
