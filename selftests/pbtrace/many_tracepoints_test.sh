@@ -66,7 +66,7 @@ echo "# $want tracepoints: ${#args[@]} args (-e GLOB), $nsys of them syscalls/"
 
 f1='sig == 10 && common_pid != 0'
 f2='sig == 10'
-"$tracectl" record -t 4s -n many -b 65536 -o "$tmp/m.pftrace" "${args[@]}" \
+"$tracectl" record -t 6s -n many -b 65536 -o "$tmp/m.pftrace" "${args[@]}" \
 	-e signal/signal_generate --filter "$f1" \
 	-e signal/signal_deliver --filter "$f2" \
 	>"$tmp/rec.out" 2>&1 &
@@ -78,7 +78,9 @@ for _ in $(seq 600); do
 	kill -0 "$rec" 2>/dev/null || break
 	sleep 0.1
 done
-sh -c 'trap : USR1 USR2; for i in $(seq 50); do kill -USR1 $$; kill -USR2 $$; cat /proc/self/stat >/dev/null; done'
+# signals all along (a loaded machine may take seconds to START 1,000)
+sh -c 'trap : USR1 USR2; while kill -0 '"$rec"' 2>/dev/null; do
+	kill -USR1 $$; kill -USR2 $$; cat /proc/self/stat >/dev/null; sleep 0.05; done' &
 wait "$rec"
 rc=$?
 if [ "$rc" = 0 ]; then ok "record of $want+ tracepoints (exit 0)"; else
@@ -126,7 +128,7 @@ else
 	if [ -z "$bad" ]; then ok "trace_processor: no data loss"; else
 		not_ok "trace_processor: $bad"; fi
 	neg=$(tp_value "$tmp/m.pftrace" "select count(*) from ftrace_event e join args a using (arg_set_id) where e.name = 'signal_generate' and a.key = 'sig' and a.int_value != 10")
-	check "the filter held: no signal_generate but SIGUSR1 ($neg of 50 SIGUSR2)" [ "$neg" = 0 ]
+	check "the filter held: no signal_generate but SIGUSR1 ($neg)" [ "$neg" = 0 ]
 fi
 lost=$(grep -o 'lost [0-9]*' "$tmp/rec.out" | awk '{s+=$2} END {print s+0}')
 check "record says 0 lost ($lost)" [ "$lost" = 0 ]
