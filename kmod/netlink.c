@@ -92,6 +92,9 @@ static const struct nla_policy pbt_policy[PBTRACE_A_MAX + 1] = {
 	[PBTRACE_A_SESSION_BUFFERS]	= NLA_POLICY_NESTED_ARRAY(buffer_policy),
 	[PBTRACE_A_TRIGGER_NAME]	= { .type = NLA_NUL_STRING, .len = PBTRACE_NAME_MAX - 1 },
 	[PBTRACE_A_SESSION_ERROR]	= { .type = NLA_NUL_STRING, .len = PBTRACE_ERROR_MAX - 1 },
+	[PBTRACE_A_BUFFER_INDEX]	= { .type = NLA_U32 },
+	/* ADD_TRACEPOINTS; each PBTRACE_A_TP checked by tracepoint.c's */
+	[PBTRACE_A_BUFFER_TRACEPOINTS]	= { .type = NLA_NESTED },
 	[PBTRACE_A_LOAD_ID]		= { .type = NLA_U32 },
 	[PBTRACE_A_LOAD_COMMIT]		= { .type = NLA_FLAG },
 	[PBTRACE_A_NAMES]		= NLA_POLICY_NESTED_ARRAY(name_policy),
@@ -626,6 +629,44 @@ static int pbt_nl_set_session(struct sk_buff *skb, struct genl_info *info)
 	return ret;
 }
 
+/* ADD_TRACEPOINTS: a piece of a session's tracepoints (pbt_session_add_tps). */
+static int pbt_nl_add_tps(struct sk_buff *skb, struct genl_info *info)
+{
+	struct pbt_session_params *who;
+	struct pbt_buffer_params *bp;
+	u32 id, index, total = 0;
+	int ret;
+
+	ret = session_id(info, &id);
+	if (ret)
+		return ret;
+	if (GENL_REQ_ATTR_CHECK(info, PBTRACE_A_BUFFER_INDEX) ||
+	    GENL_REQ_ATTR_CHECK(info, PBTRACE_A_BUFFER_TRACEPOINTS)) {
+		NL_SET_ERR_MSG(info->extack, "add tracepoints needs a buffer index and tracepoints");
+		return -EINVAL;
+	}
+	index = nla_get_u32(info->attrs[PBTRACE_A_BUFFER_INDEX]);
+	who = kzalloc(sizeof(*who), GFP_KERNEL);
+	bp = kzalloc(sizeof(*bp), GFP_KERNEL);
+	if (!who || !bp) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	who_asks(skb, who);
+	ret = pbt_tp_parse(info->attrs[PBTRACE_A_BUFFER_TRACEPOINTS], bp,
+			   &total, who, info->extack);
+	if (!ret)
+		ret = pbt_session_add_tps(id, index, bp, info->extack);
+out:
+	if (bp)
+		kvfree(bp->tps);
+	if (who)
+		put_cred(who->cred);
+	kfree(bp);
+	kfree(who);
+	return ret;
+}
+
 static void explain_session_error(u8 cmd, int ret,
 				  struct netlink_ext_ack *extack)
 {
@@ -1011,6 +1052,98 @@ static int pbt_nl_cpu_stats_dump(struct sk_buff *skb,
 	mutex_lock(&pbt_sessions_lock);
 	while (!ret && cb->args[1] < s->params.nr_buffers)
 		ret = fill_cpu_stats(skb, cb, s);
+	mutex_unlock(&pbt_sessions_lock);
+	pbt_session_put(s);
+	/* A message that does not fit an empty skb would loop forever. */
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+/*
+ * GET_SESSION_TRACEPOINTS: one PBTRACE_A_TP as NEW_SESSION had it, without
+ * its layout (tracefs has it): what the session records and how.
+ */
+static int put_tp_echo(struct sk_buff *skb, const struct pbt_tp_params *tp)
+{
+	struct nlattr *nest = nla_nest_start(skb, PBTRACE_A_TP);
+	char name[2 * PBTRACE_NAME_MAX];
+
+	snprintf(name, sizeof(name), "%s/%s", tp->layout.group, tp->layout.name);
+	if (!nest || nla_put_string(skb, PBTRACE_A_TP_NAME, name) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_ID, tp->id) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_FLAGS, tp->flags) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_PROTO_ID, tp->layout.proto_id) ||
+	    nla_put_u32(skb, PBTRACE_A_TP_PERIOD, tp->period) ||
+	    (tp->filter_src[0] &&
+	     nla_put_string(skb, PBTRACE_A_TP_FILTER, tp->filter_src))) {
+		if (nest)
+			nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/*
+ * A nest says at most 64 KiB; a dump's skb is at most 32 KiB today, but
+ * the nest must not depend on it.
+ */
+#define TP_ECHO_NEST_MAX (60 * 1024)
+
+/*
+ * One message of buffer cb->args[1]'s tracepoints from cb->args[2];
+ * -EMSGSIZE when @skb is full.
+ */
+static int fill_tps(struct sk_buff *skb, struct netlink_callback *cb,
+		    struct pbt_session *s)
+{
+	const struct pbt_buffer_params *bp = &s->params.buffers[cb->args[1]];
+	struct nlattr *nest = NULL;
+	u32 i = cb->args[2];
+	void *hdr;
+
+	if (i >= bp->nr_tps) {		/* none (left) in this buffer */
+		cb->args[1]++;
+		cb->args[2] = 0;
+		return 0;
+	}
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &pbt_family, NLM_F_MULTI,
+			  PBTRACE_CMD_GET_SESSION_TRACEPOINTS);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (!nla_put_u32(skb, PBTRACE_A_SESSION_ID, s->id) &&
+	    !nla_put_u32(skb, PBTRACE_A_BUFFER_INDEX, cb->args[1]))
+		nest = nla_nest_start(skb, PBTRACE_A_BUFFER_TRACEPOINTS);
+	if (!nest)
+		goto full;
+	for (; i < bp->nr_tps; i++) {
+		if ((u8 *)skb_tail_pointer(skb) - (u8 *)nest > TP_ECHO_NEST_MAX ||
+		    put_tp_echo(skb, &bp->tps[i]))
+			break;
+	}
+	if (i == cb->args[2])
+		goto full;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	cb->args[2] = i;
+	return 0;
+full:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int pbt_nl_tps_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct pbt_session *s = pbt_session_get(cb->args[0]);
+	int ret = 0;
+
+	if (!s)			/* destroyed since start: the dump ends */
+		return 0;
+	mutex_lock(&pbt_sessions_lock);
+	while (!ret && cb->args[1] < s->params.nr_buffers)
+		ret = fill_tps(skb, cb, s);
 	mutex_unlock(&pbt_sessions_lock);
 	pbt_session_put(s);
 	/* A message that does not fit an empty skb would loop forever. */
@@ -1569,6 +1702,14 @@ static const struct genl_ops pbt_ops[] = {
 		.cmd = PBTRACE_CMD_GET_SESSION_MACHINES,
 		.start = pbt_nl_session_dump_start,
 		.dumpit = pbt_nl_session_machines_dump,
+	}, {
+		.cmd = PBTRACE_CMD_ADD_TRACEPOINTS,
+		.doit = pbt_nl_add_tps,
+		.internal_flags = PBT_OWN,
+	}, {
+		.cmd = PBTRACE_CMD_GET_SESSION_TRACEPOINTS,
+		.start = pbt_nl_session_dump_start,
+		.dumpit = pbt_nl_tps_dump,
 	}, {
 		.cmd = PBTRACE_CMD_GET_MACHINES,
 		.start = pbt_nl_endpoint_dump_start,

@@ -169,6 +169,9 @@ int pbt_session_new(struct pbt_session_params *p, u32 *id,
 int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 		    struct netlink_ext_ack *extack);
 void pbt_params_free(struct pbt_session_params *p);	/* allocations only */
+/* ADD_TRACEPOINTS: @add's tracepoints after buffer @index's; @add keeps its */
+int pbt_session_add_tps(u32 id, u32 index, const struct pbt_buffer_params *add,
+			struct netlink_ext_ack *extack);
 int pbt_session_start(u32 id, struct netlink_ext_ack *extack);
 int pbt_session_stop(u32 id);
 int pbt_session_flush(u32 id);
@@ -424,6 +427,8 @@ struct pbt_tp_params {
 	 * handler runs it before anything is written.
 	 */
 	struct pbt_filter_prog filter;
+	/* its text as given, for GET_SESSION_TRACEPOINTS; "": none */
+	char filter_src[PBTRACE_TP_FILTER_MAX];
 };
 
 /*

@@ -948,3 +948,117 @@ void pbt_sessions_destroy_all(void)
 		destroy_locked(s, NULL);
 	mutex_unlock(&pbt_sessions_lock);
 }
+
+/* A deep copy of @src's buffers into @dst, for ADD_TRACEPOINTS. */
+static int copy_buffers(struct pbt_session_params *dst,
+			const struct pbt_session_params *src)
+{
+	struct pbt_buffer_params *d;
+	unsigned int i;
+
+	dst->nr_buffers = src->nr_buffers;
+	for (i = 0; i < src->nr_buffers; i++) {
+		d = &dst->buffers[i];
+		*d = src->buffers[i];
+		d->syscalls = NULL;
+		d->tps = NULL;
+		if (src->buffers[i].syscalls) {
+			d->syscalls = bitmap_alloc(NR_syscalls, GFP_KERNEL_ACCOUNT);
+			if (!d->syscalls)
+				return -ENOMEM;
+			bitmap_copy(d->syscalls, src->buffers[i].syscalls,
+				    NR_syscalls);
+		}
+		if (d->nr_tps) {
+			d->tps = kvmalloc_array(d->nr_tps, sizeof(*d->tps),
+						GFP_KERNEL_ACCOUNT);
+			if (!d->tps)
+				return -ENOMEM;
+			memcpy(d->tps, src->buffers[i].tps,
+			       array_size(d->nr_tps, sizeof(*d->tps)));
+		}
+	}
+	return 0;
+}
+
+/* @b's tracepoints followed by @add's (which keeps its own). */
+static int append_tps(struct pbt_buffer_params *b,
+		      const struct pbt_buffer_params *add)
+{
+	struct pbt_tp_params *v;
+
+	v = kvmalloc_array(b->nr_tps + add->nr_tps, sizeof(*v),
+			   GFP_KERNEL_ACCOUNT);
+	if (!v)
+		return -ENOMEM;
+	if (b->nr_tps)
+		memcpy(v, b->tps, array_size(b->nr_tps, sizeof(*v)));
+	memcpy(v + b->nr_tps, add->tps, array_size(add->nr_tps, sizeof(*v)));
+	kvfree(b->tps);
+	b->tps = v;
+	b->nr_tps += add->nr_tps;
+	if (add->scratch_size)
+		b->scratch_size = add->scratch_size;
+	return 0;
+}
+
+static u32 session_tps(const struct pbt_session_params *p)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < p->nr_buffers; i++)
+		n += p->buffers[i].nr_tps;
+	return n;
+}
+
+/*
+ * ADD_TRACEPOINTS: @add's tracepoints appended to buffer @index of a
+ * session that has not started, as a SET_SESSION of its buffers with them
+ * would: the same checks (duplicates, the owner's budget, counters and
+ * filter cost, over all the pieces so far), the buffers built again, and
+ * a failure leaves the session as it was. The session's owner sends the
+ * pieces one after another; one sent meanwhile by someone else is lost.
+ */
+int pbt_session_add_tps(u32 id, u32 index, const struct pbt_buffer_params *add,
+			struct netlink_ext_ack *extack)
+{
+	struct pbt_session_params *p;
+	struct pbt_session *s;
+	int ret;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	mutex_lock(&pbt_sessions_lock);
+	s = find_locked(id);
+	if (!s) {
+		ret = -ENOENT;
+		NL_SET_ERR_MSG(extack, "no session with this id: 'tracectl status' lists them");
+	} else if (index >= s->params.nr_buffers) {
+		ret = -EINVAL;
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "no such buffer in the session: tracectl status lists them",
+				     "no buffer %u: the session has %u",
+				     index, s->params.nr_buffers);
+	} else if (session_tps(&s->params) + add->nr_tps > PBTRACE_MAX_TRACEPOINTS) {
+		ret = -E2BIG;
+		PBT_ERR_MSG_ATTR_FMT(extack, NULL,
+				     "too many tracepoints for one session (PBTRACE_MAX_TRACEPOINTS): split them over sessions",
+				     "too many tracepoints: %u and %u more, at most %u per session",
+				     session_tps(&s->params), add->nr_tps,
+				     PBTRACE_MAX_TRACEPOINTS);
+	} else {
+		p->member = s->params.member;
+		p->limits = s->params.limits;
+		ret = copy_buffers(p, &s->params);
+		if (!ret)
+			ret = append_tps(&p->buffers[index], add);
+	}
+	mutex_unlock(&pbt_sessions_lock);
+	if (!ret)	/* frees p's allocations */
+		ret = pbt_session_set(id, p, PBT_SET_BUFFERS, extack);
+	else
+		pbt_params_free(p);
+	kfree(p);
+	return ret;
+}

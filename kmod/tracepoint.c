@@ -815,8 +815,10 @@ static int parse_filter(struct nlattr *attr, struct pbt_tp_params *p,
 {
 	struct pbt_filter_err err;
 
-	if (!pbt_filter_compile(nla_data(attr), &p->layout, &p->filter, &err))
+	if (!pbt_filter_compile(nla_data(attr), &p->layout, &p->filter, &err)) {
+		nla_strscpy(p->filter_src, attr, sizeof(p->filter_src));
 		return 0;
+	}
 	PBT_ERR_MSG_ATTR_FMT(extack, attr,
 			     "filter: does not compile against the tracepoint's fields: tracectl shows where",
 			     "filter: position %d: %s (%s/%s)",
@@ -897,7 +899,7 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 		return -EINVAL;
 	}
 	if (*session_total + n > PBTRACE_MAX_TRACEPOINTS) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "too many tracepoints: at most 256 per session, all buffers");
+		NL_SET_ERR_MSG_ATTR(extack, nest, "too many tracepoints: at most 2048 per session, all buffers");
 		return -E2BIG;
 	}
 	bp->tps = kvcalloc(n, sizeof(*bp->tps), GFP_KERNEL_ACCOUNT);

@@ -499,22 +499,151 @@ static struct nl_msg *session_msg(struct pbt_nl *nl, int cmd, uint32_t id,
 	return msg;
 }
 
+/*
+ * Tracepoints in pieces: a nest holds 64 KiB (about 80 tracepoints of 10
+ * fields), so NEW/SET_SESSION carries the first TPS_FIRST_BYTES of them
+ * and ADD_TRACEPOINTS messages of up to TPS_PIECE_BYTES the rest.
+ * Estimates from above of what put_tp() writes.
+ */
+#define TPS_FIRST_BYTES (40 * 1024)
+#define TPS_PIECE_BYTES (56 * 1024)
+
+static size_t str_size(const char *s)
+{
+	return NLA_ALIGN(NLA_HDRLEN + strlen(s) + 1);
+}
+
+static size_t tp_size(const struct pbt_tp_spec *t)
+{
+	const struct pbt_tp_layout *l = t->layout;
+	size_t i, n = 2 * NLA_HDRLEN + 4 * 8 + NLA_ALIGN(NLA_HDRLEN +
+		strlen(l->group) + strlen(l->name) + 2);
+
+	if (t->filter)
+		n += str_size(t->filter);
+	for (i = 0; i < l->nr_fields && i < PBTRACE_TP_MAX_FIELDS; i++)
+		n += NLA_HDRLEN + str_size(l->fields[i].name) + 8 * 8;
+	return n;
+}
+
+/* How many of @b's tracepoints from @from fit @room bytes: at least one. */
+static size_t tps_fitting(const struct pbt_buffer_spec *b, size_t from,
+			  size_t *room)
+{
+	size_t n = 0, sz;
+
+	while (from + n < b->nr_tps) {
+		sz = tp_size(&b->tps[from + n]);
+		if (n && sz > *room)
+			break;
+		*room = sz > *room ? 0 : *room - sz;
+		n++;
+	}
+	return n;
+}
+
+/* @s with each buffer's first tracepoints only, their counts in @sent. */
+static void first_piece(const struct pbt_session_spec *s,
+			struct pbt_session_spec *first, size_t *sent)
+{
+	size_t i, room = TPS_FIRST_BYTES;
+
+	*first = *s;
+	for (i = 0; i < s->nr_buffers && i < PBTRACE_MAX_BUFFERS; i++) {
+		sent[i] = tps_fitting(&s->buffers[i], 0, &room);
+		first->buffers[i].nr_tps = sent[i];
+	}
+}
+
+static int add_piece(struct pbt_nl *nl, uint32_t id, uint32_t index,
+		     const struct pbt_buffer_spec *b, size_t from, size_t n)
+{
+	struct nl_msg *msg = new_msg(nl, PBTRACE_CMD_ADD_TRACEPOINTS, 0,
+				     TPS_PIECE_BYTES + 8192);
+	struct nlattr *list = NULL;
+	size_t i;
+
+	if (msg && !nla_put_u32(msg, PBTRACE_A_SESSION_ID, id) &&
+	    !nla_put_u32(msg, PBTRACE_A_BUFFER_INDEX, index))
+		list = nest_start(msg, PBTRACE_A_BUFFER_TRACEPOINTS);
+	for (i = 0; list && i < n; i++)
+		if (put_tp(msg, &b->tps[from + i]))
+			list = NULL;
+	if (!list) {
+		nlmsg_free(msg);
+		set_err(nl, "out of memory");
+		return -ENOMEM;
+	}
+	nla_nest_end(msg, list);
+	return run(nl, msg, NULL, NULL);
+}
+
+/* The tracepoints the first message did not carry, piece by piece. */
+static int add_rest(struct pbt_nl *nl, uint32_t id,
+		    const struct pbt_session_spec *s, const size_t *sent)
+{
+	size_t i, from, n, room;
+	int ret;
+
+	for (i = 0; i < s->nr_buffers && i < PBTRACE_MAX_BUFFERS; i++) {
+		for (from = sent[i]; from < s->buffers[i].nr_tps; from += n) {
+			room = TPS_PIECE_BYTES;
+			n = tps_fitting(&s->buffers[i], from, &room);
+			ret = add_piece(nl, id, i, &s->buffers[i], from, n);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 int pbt_nl_new_session(struct pbt_nl *nl, const struct pbt_session_spec *s,
 		       uint32_t *id)
 {
+	size_t sent[PBTRACE_MAX_BUFFERS] = { 0 };
+	struct pbt_session_spec first;
+	struct nl_msg *msg;
+	uint32_t got = 0;
 	int ret = 0;
-	struct nl_msg *msg = session_msg(nl, PBTRACE_CMD_NEW_SESSION, 0, s, &ret);
 
-	return msg ? run(nl, msg, parse_id, id) : ret;
+	first_piece(s, &first, sent);
+	msg = session_msg(nl, PBTRACE_CMD_NEW_SESSION, 0, &first, &ret);
+	if (!msg)
+		return ret;
+	ret = run(nl, msg, parse_id, &got);
+	if (!ret)
+		ret = add_rest(nl, got, s, sent);
+	/* A piece refused: the session was never whole (keep its error) */
+	if (ret && got) {
+		char why[sizeof(nl->err)];
+
+		snprintf(why, sizeof(why), "%s", nl->err);
+		pbt_nl_destroy_session(nl, got, NULL);
+		set_err(nl, "%s", why);
+	}
+	if (!ret)
+		*id = got;
+	return ret;
 }
 
+/*
+ * SET_SESSION with the first piece, then the rest: a piece refused leaves
+ * the session with the pieces before it (not as it was).
+ */
 int pbt_nl_set_session(struct pbt_nl *nl, uint32_t id,
 		       const struct pbt_session_spec *s)
 {
+	size_t sent[PBTRACE_MAX_BUFFERS] = { 0 };
+	struct pbt_session_spec first;
+	struct nl_msg *msg;
 	int ret = 0;
-	struct nl_msg *msg = session_msg(nl, PBTRACE_CMD_SET_SESSION, id, s, &ret);
 
-	return msg ? run(nl, msg, NULL, NULL) : ret;
+	first_piece(s, &first, sent);
+	msg = session_msg(nl, PBTRACE_CMD_SET_SESSION, id, &first, &ret);
+	if (!msg)
+		return ret;
+	ret = run(nl, msg, NULL, NULL);
+	return ret ? ret : add_rest(nl, id, s, sent);
 }
 
 int pbt_nl_session_cmd(struct pbt_nl *nl, int cmd, uint32_t id)
@@ -754,6 +883,7 @@ void pbt_session_info_free(struct pbt_session_info *s)
 		for (j = 0; j < s->buffers[i].nr_events; j++)
 			free(s->buffers[i].events[j]);
 		free(s->buffers[i].cpus);
+		pbt_tp_infos_free(s->buffers[i].tps, s->buffers[i].nr_tps);
 	}
 	free(s->output);
 	free(s->config);

@@ -133,6 +133,14 @@ int pbt_nl_session_cmd(struct pbt_nl *nl, int cmd, uint32_t id);
  */
 int pbt_nl_destroy_session(struct pbt_nl *nl, uint32_t id, const char *error);
 
+/* A tracepoint by name as the kernel echoes it (GET_SESSION_TRACEPOINTS). */
+struct pbt_tp_info {
+	char *name;			/* "group/name", malloc'd */
+	uint32_t id, flags;		/* tracefs id, PBTRACE_TP_* */
+	uint32_t proto_id, period;
+	char *filter;			/* as given, malloc'd; NULL: none */
+};
+
 struct pbt_buffer_info {
 	uint32_t size_kb, chunk_kb, fill_policy;
 	size_t nr_events;
@@ -150,6 +158,8 @@ struct pbt_buffer_info {
 	bool follow_forks;		/* pid filter takes in children */
 	uint32_t watermark_ms;		/* live watermark period, 0: none */
 	bool watermark_expedited;	/* with expedited grace periods */
+	size_t nr_tps;			/* pbt_nl_get_session_tracepoints() */
+	struct pbt_tp_info *tps;	/* malloc'd */
 };
 
 /* One relayed machine's part in a session (PBTRACE_A_MACHINE). */
@@ -198,6 +208,13 @@ int pbt_nl_get_cpu_stats(struct pbt_nl *nl, struct pbt_session_info *s);
  * gone; on any error @s is left as it was.
  */
 int pbt_nl_get_session_machines(struct pbt_nl *nl, struct pbt_session_info *s);
+/*
+ * Fills each buffer's tracepoints by name of @s (from GET_SESSION):
+ * -ENOENT when the session is gone; on any error @s is left as it was.
+ */
+int pbt_nl_get_session_tracepoints(struct pbt_nl *nl,
+				   struct pbt_session_info *s);
+void pbt_tp_infos_free(struct pbt_tp_info *v, size_t n);
 void pbt_session_info_free(struct pbt_session_info *s);	/* contents only */
 
 /*

@@ -68,6 +68,31 @@ static void print_syscalls(const struct pbt_buffer_info *bi)
 	}
 }
 
+/*
+ * "    tracepoint sched/sched_switch filter 'prev_pid == 0' stacks kernel",
+ * one line each, as given: what the buffer records by name.
+ */
+static void print_tps(const struct pbt_buffer_info *bi)
+{
+	const struct pbt_tp_info *t;
+	size_t i;
+
+	for (i = 0; i < bi->nr_tps; i++) {
+		t = &bi->tps[i];
+		printf("    tracepoint %s", t->name);
+		if (t->filter)
+			printf(" filter '%s'", t->filter);
+		if (t->flags & PBTRACE_TP_PERF_SAMPLE)
+			printf(" stacks%s%s%s", t->flags & PBTRACE_TP_KERNEL_STACK ?
+			       " kernel" : "", t->flags & PBTRACE_TP_USER_STACK ?
+			       " user" : "", t->flags & PBTRACE_TP_FTRACE ? "" :
+			       " (no event)");
+		if ((t->flags & PBTRACE_TP_PERF_SAMPLE) && t->period > 1)
+			printf(" period %u", t->period);
+		putchar('\n');
+	}
+}
+
 static bool lossy(const struct pbtrace_machine_stats *st)
 {
 	return st->chunks_lost_relay || st->chunks_dropped ||
@@ -176,7 +201,10 @@ static void print_session(const struct pbt_session_info *si, uint64_t now,
 			for (i = 0; i < bi->nr_machines; i++)
 				printf(" %s", bi->machines[i]);
 		}
+		if (bi->nr_tps)
+			printf("; %zu tracepoints", bi->nr_tps);
 		putchar('\n');
+		print_tps(bi);
 		for (i = 0; i < bi->nr_cpus; i++)
 			print_cpu(&bi->cpus[i]);
 	}
@@ -207,6 +235,10 @@ static int show_status(struct pbt_nl *nl, const struct status_opts *o)
 		ret = pbt_nl_get_cpu_stats(nl, &v[i]);
 		if (ret && ret != -ENOENT)
 			fprintf(stderr, "tracectl: reading session %u's per-CPU counters: %s\n",
+				v[i].id, pbt_nl_error(nl));
+		ret = pbt_nl_get_session_tracepoints(nl, &v[i]);
+		if (ret && ret != -ENOENT)
+			fprintf(stderr, "tracectl: reading session %u's tracepoints: %s\n",
 				v[i].id, pbt_nl_error(nl));
 		ret = v[i].relay ? 0 : pbt_nl_get_session_machines(nl, &v[i]);
 		if (ret && ret != -ENOENT)

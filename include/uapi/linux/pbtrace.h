@@ -125,6 +125,19 @@
  *    more data: poll() says EPOLLERR, GET_CHUNK and READ_REMOTE -ESTALE;
  *    it attaches again on the SET_SESSION notification.
  *
+ * PBTRACE_CMD_ADD_TRACEPOINTS: more tracepoints for a session before it
+ *    starts, in pieces: a netlink nest holds at most 64 KiB, about 80
+ *    tracepoints of 10 fields, so NEW_SESSION (or SET_SESSION) carries a
+ *    first batch and each ADD_TRACEPOINTS the next, each message below
+ *    64 KiB, up to PBTRACE_MAX_TRACEPOINTS in all.
+ *    PBTRACE_A_SESSION_ID: NLA_U32, required;
+ *    PBTRACE_A_BUFFER_INDEX: NLA_U32, required, the buffer appended to;
+ *    PBTRACE_A_BUFFER_TRACEPOINTS: NLA_NESTED of PBTRACE_A_TP, required,
+ *    as in NEW_SESSION. Checked as a SET_SESSION of the buffers with them
+ *    would be (duplicates over all pieces, a member's budget, counters
+ *    and filter cost), the buffers built again; a failure leaves the
+ *    session as it was. -EBUSY once started. Who may: as SET_SESSION.
+ *
  * PBTRACE_CMD_START_SESSION, PBTRACE_CMD_STOP_SESSION,
  * PBTRACE_CMD_FLUSH_SESSION, PBTRACE_CMD_DESTROY_SESSION:
  *    PBTRACE_A_SESSION_ID: NLA_U32, required.
@@ -157,6 +170,17 @@
  *    PBTRACE_A_SESSION_OWNER_UID, _OWNER_GID (NLA_U32): the euid and egid
  *    of its creator; traced opens the output file with them.
  *    A member of the module's group= (not CAP_PERFMON) sees only its own.
+ *    No tracepoints by name: those are GET_SESSION_TRACEPOINTS' (1,000 of
+ *    them with filters would outgrow a 64 KiB nest).
+ *
+ * PBTRACE_CMD_GET_SESSION_TRACEPOINTS: dumpit with PBTRACE_A_SESSION_ID
+ *    (required), the same callers as GET_CPU_STATS: what the session's
+ *    buffers record by name, as NEW/SET_SESSION gave it, paged, buffer by
+ *    buffer, in the order given. Each message holds PBTRACE_A_SESSION_ID,
+ *    PBTRACE_A_BUFFER_INDEX and PBTRACE_A_BUFFER_TRACEPOINTS: NLA_NESTED of
+ *    PBTRACE_A_TP, each PBTRACE_A_TP_NAME, _ID, _FLAGS (the stacks:
+ *    PBTRACE_TP_*_STACK), _PROTO_ID, _PERIOD and _FILTER (the text as
+ *    given, if one was); no layouts (tracefs has them).
  *
  * PBTRACE_CMD_GET_CPU_STATS: dumpit with PBTRACE_A_SESSION_ID (required):
  *    the session's per-CPU counters, paged. Each message holds
@@ -366,6 +390,8 @@ enum pbtrace_cmd {
 	PBTRACE_CMD_GET_MACHINES,
 	PBTRACE_CMD_GET_NAMES,
 	PBTRACE_CMD_LOAD_NAMES,
+	PBTRACE_CMD_GET_SESSION_TRACEPOINTS,
+	PBTRACE_CMD_ADD_TRACEPOINTS,
 	__PBTRACE_CMD_MAX
 };
 #define PBTRACE_CMD_MAX (__PBTRACE_CMD_MAX - 1)
@@ -458,7 +484,7 @@ enum pbtrace_attr {
  * filter, and writes what PBTRACE_A_TP_FLAGS asks for from a probe run by
  * the tracepoint itself (a perf kernel counter's overflow handler).
  */
-#define PBTRACE_MAX_TRACEPOINTS 256	/* per session, all buffers */
+#define PBTRACE_MAX_TRACEPOINTS 2048	/* per session, all buffers */
 #define PBTRACE_TP_MAX_FIELDS 40	/* per event, common_* fields included */
 #define PBTRACE_TP_MAX_PROTO_ID 31	/* trace_processor reads field numbers < 32 */
 #define PBTRACE_TP_FILTER_MAX 1024	/* bytes of a filter expression */
