@@ -1,5 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# tools/vm: --smp 2
+# (a guest of its own: 1,000 tracepoints x 2 CPUs of counters take
+# 126-162 s to create and start under TCG, too near the main guest's
+# 240 s a test on a loaded machine; own-boot guests get 360 s.)
 #
 # A session of 1,000 tracepoints (issue 23): `-e 'syscalls/*'` and more
 # groups until tracefs has given 1,000 (fewer if the kernel has fewer),
