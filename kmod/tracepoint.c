@@ -76,8 +76,9 @@ static const struct nla_policy tp_policy[PBTRACE_A_MAX + 1] = {
 #define PBT_TP_FLAGS_KNOWN (PBTRACE_TP_FTRACE | PBTRACE_TP_PERF_SAMPLE | \
 			    PBTRACE_TP_KERNEL_STACK | PBTRACE_TP_USER_STACK)
 
-static int parse_field(struct nlattr *attr, struct pbt_tpf *f,
-		       struct netlink_ext_ack *extack)
+static noinline_for_stack int parse_field(struct nlattr *attr,
+					   struct pbt_tpf *f,
+					   struct netlink_ext_ack *extack)
 {
 	struct nlattr *tb[PBTRACE_A_MAX + 1];
 	int ret;
@@ -809,8 +810,10 @@ static int unsupported(struct nlattr **tb, struct nlattr *attr,
 /*
  * PBTRACE_A_TP_FILTER against the layout: a bad one is refused here, with
  * its position first (extack messages stop at 80 bytes), never at start.
+ * Not inlined: with parse_field()'s and parse_tp()'s attribute tables in
+ * one frame, KASAN's redzones take parse_tp() past the 2 KiB frame limit.
  */
-static int parse_filter(struct nlattr *attr, struct pbt_tp_params *p,
+static noinline_for_stack int parse_filter(struct nlattr *attr, struct pbt_tp_params *p,
 			struct netlink_ext_ack *extack)
 {
 	struct pbt_filter_err err;
