@@ -116,6 +116,9 @@ struct pbt_buffer {
 	pid_t pids[PBTRACE_MAX_PIDS];
 	unsigned long *followed;	/* follow_forks: PID_MAX_LIMIT bits */
 	unsigned long *syscalls;	/* NULL: every syscall; NR_syscalls bits */
+	bool member;			/* strings, stacks: pbt_buffer_may_read() */
+	kuid_t owner_uid;
+	kgid_t owner_gid;
 	struct pbt_compact *cs;		/* [nr_cpus], NULL: full sched events */
 	u8 *scratch;			/* [nr_cpus][scratch_size], or NULL */
 	u32 scratch_size;
@@ -383,7 +386,7 @@ static bool encode_event(struct pb_buf *pb, u64 ts, pid_t pid,
 			 pbt_encode_fn encode, const void *arg, int id)
 {
 	if (unlikely(id == PBT_EV_SCHED_PROCESS_EXEC ||
-		     id == PBT_EV_SYS_STRINGS))
+		     id >= PBT_EV_SYS_STRINGS))
 		return encode_width(pb, ts, pid, encode, arg,
 				    PBT_WIDE_EVENT_WIDTH);
 	return encode_width(pb, ts, pid, encode, arg, PBT_EVENT_WIDTH);
@@ -624,10 +627,14 @@ static __always_inline bool wants(const struct pbt_buffer *b, int id,
 		return false;
 	if (unlikely(b->syscalls) &&
 	    (id == PBT_EV_SYS_ENTER || id == PBT_EV_SYS_EXIT ||
-	     id == PBT_EV_SYS_STRINGS) &&
+	     id >= PBT_EV_SYS_STRINGS) &&
 	    (nr < 0 || nr >= NR_syscalls || !test_bit(nr, b->syscalls)))
 		return false;
-	return pid_wanted(b, pid, also);
+	if (!pid_wanted(b, pid, also))
+		return false;
+	/* A member's buffer: the strings, or what says they are left out. */
+	return likely(id < PBT_EV_SYS_STRINGS) ||
+	       pbt_buffer_may_read(b) == (id == PBT_EV_SYS_STRINGS);
 }
 
 static void count_nested(const struct pbt_active_set *set, int id, pid_t pid,
@@ -651,7 +658,7 @@ static __always_inline u64 event_ts(int id)
 {
 	u64 ts;
 
-	if (unlikely(id == PBT_EV_SYS_STRINGS))
+	if (unlikely(id >= PBT_EV_SYS_STRINGS))
 		return __this_cpu_read(pbt_enter_ts);
 	ts = ktime_get_boot_fast_ns();
 	if (id == PBT_EV_SYS_ENTER)
@@ -865,6 +872,11 @@ void *pbt_buffer_scratch(struct pbt_buffer *b, u32 cpu)
 	if (!b->scratch || cpu >= b->nr_cpus)
 		return NULL;
 	return b->scratch + (size_t)cpu * b->scratch_size;
+}
+
+bool pbt_buffer_may_read(const struct pbt_buffer *b)
+{
+	return !b->member || pbt_may_read(b->owner_uid, b->owner_gid);
 }
 
 /*
@@ -1504,6 +1516,11 @@ struct pbt_buffer *pbt_buffer_create(const struct pbt_buffer_params *p,
 	b->events = p->events;
 	if (p->events & BIT_ULL(PBT_EV_SYS_ENTER))
 		b->events |= BIT_ULL(PBT_EV_SYS_STRINGS);
+	if ((p->events & BIT_ULL(PBT_EV_SYS_ENTER)) && p->member)
+		b->events |= BIT_ULL(PBT_EV_SYS_STRINGS_OMITTED);
+	b->member = p->member;
+	b->owner_uid = p->owner_uid;
+	b->owner_gid = p->owner_gid;
 	ret = init_pids(b, p);
 	if (ret)
 		goto err;

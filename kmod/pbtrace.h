@@ -57,6 +57,12 @@ enum pbt_event_id {
  * syscall filter applies.
  */
 #define PBT_EV_SYS_STRINGS PBT_NR_EVENTS
+/*
+ * Written instead into a member's buffer when the member may not read the
+ * task's memory (pbt_may_read()): the syscall's string arguments left out,
+ * each named "<arg>_omitted" = 1. Only a member's buffer has it.
+ */
+#define PBT_EV_SYS_STRINGS_OMITTED (PBT_NR_EVENTS + 1)
 
 int pbt_event_lookup(const char *name);		/* "group/name" -> id, or -ENOENT */
 const char *pbt_event_name(int id);		/* id -> "group/name" */
@@ -99,6 +105,14 @@ struct pbt_buffer_params {
 	/* Any tracepoint (PBTRACE_A_BUFFER_TRACEPOINTS): kvmalloc'd [nr_tps] */
 	u32 nr_tps;
 	struct pbt_tp_params *tps;
+	/*
+	 * A member's session's buffer (session.c sets them from the session):
+	 * its strings and user stacks are only of tasks pbt_may_read() lets
+	 * owner_uid/_gid read.
+	 */
+	bool member;
+	kuid_t owner_uid;
+	kgid_t owner_gid;
 };
 
 /*
@@ -185,6 +199,8 @@ void pbt_sessions_destroy_all(void);		/* module exit */
 typedef void (*pbt_session_observer)(u8 cmd, u32 session_id, const char *error);
 void pbt_session_observe(pbt_session_observer fn);
 struct pbt_session *pbt_session_get(u32 id);	/* takes a ref, or NULL */
+/* May a member (@uid, @gid) read the current task's memory? Probe context. */
+bool pbt_may_read(kuid_t uid, kgid_t gid);
 struct pbt_session *pbt_session_get_next(u32 after_id); /* for dumps */
 void pbt_session_put(struct pbt_session *s);
 /* /dev/pbtrace: a reader's hold on one buffer of a session (see SET). */
@@ -464,6 +480,8 @@ void pbt_tp_exit(void);
  * nesting as pbt_emit_for()). Called from tp_overflow() only.
  */
 struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr);
+/* @b's owner may read the current task (root's: always). Probe context. */
+bool pbt_buffer_may_read(const struct pbt_buffer *b);
 void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size);
 bool pbt_buffer_wants_pid(struct pbt_buffer *b, pid_t pid);
 

@@ -425,18 +425,18 @@ static long user_str(u8 *dst, unsigned long src, size_t max)
 	return max;
 }
 
-static void enc_truncated(struct pb_buf *pb, const char *name)
+/* A field "<name><suffix>" = 1: "filename_truncated", "filename_omitted". */
+static void enc_flag(struct pb_buf *pb, const char *name, const char *suffix)
 {
-	static const char suffix[] = "_truncated";
 	u8 *field = pb_nest_begin(pb, PB_GENERICFTRACEEVENT_FIELD, 1);
 	u8 *str = pb_nest_begin(pb, PB_GENERICFTRACEEVENT_FIELD_NAME, 1);
-	size_t n = strlen(name);
+	size_t n = strlen(name), m = strlen(suffix);
 
-	if (!pb_room(pb, n + sizeof(suffix)))
+	if (!pb_room(pb, n + m + 1))
 		return;
 	memcpy(pb->p, name, n);
-	memcpy(pb->p + n, suffix, sizeof(suffix) - 1);
-	pb->p += n + sizeof(suffix) - 1;
+	memcpy(pb->p + n, suffix, m);
+	pb->p += n + m;
 	pb_nest_end(pb, str, 1);
 	pb_varint(pb, PB_GENERICFTRACEEVENT_FIELD_UINT_VALUE, 1);
 	pb_nest_end(pb, field, 1);
@@ -466,7 +466,7 @@ static void enc_str_field(struct pb_buf *pb, const char *name,
 	}
 	pb_nest_end(pb, field, STR_WIDTH);
 	if (n > STR_MAX)
-		enc_truncated(pb, name);
+		enc_flag(pb, name, "_truncated");
 }
 
 static void enc_sys_strings(struct pb_buf *pb, const void *arg)
@@ -479,6 +479,24 @@ static void enc_sys_strings(struct pb_buf *pb, const void *arg)
 	pb_string(pb, PB_GENERICFTRACEEVENT_EVENT_NAME, t->event);
 	for (i = 0; i < t->nr; i++)
 		enc_str_field(pb, t->name[i], a->args[t->arg[i]]);
+	pb_nest_end(pb, len, STR_WIDTH);
+}
+
+/*
+ * PBT_EV_SYS_STRINGS_OMITTED: what a member's buffer gets instead of the
+ * strings of a task the member may not read (pbt_may_read()): the same
+ * event, each string argument "<name>_omitted" = 1 and no byte of it.
+ */
+static void enc_sys_strings_omitted(struct pb_buf *pb, const void *arg)
+{
+	const struct sys_enter_args *a = arg;
+	const struct pbt_syscall_strs *t = sys_strs(a->id);
+	u8 *len = pb_nest_begin(pb, PB_FTRACEEVENT_GENERIC, STR_WIDTH);
+	unsigned int i;
+
+	pb_string(pb, PB_GENERICFTRACEEVENT_EVENT_NAME, t->event);
+	for (i = 0; i < t->nr; i++)
+		enc_flag(pb, t->name[i], "_omitted");
 	pb_nest_end(pb, len, STR_WIDTH);
 }
 
@@ -501,6 +519,9 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	if (static_branch_unlikely(&pbt_fault_strings_key))
 		udelay(READ_ONCE(pbt_fault_strings_us));
 	pbt_emit_syscall(PBT_EV_SYS_STRINGS, id, enc_sys_strings, &a);
+	/* Only members' buffers of members that may not read this task. */
+	pbt_emit_syscall(PBT_EV_SYS_STRINGS_OMITTED, id,
+			 enc_sys_strings_omitted, &a);
 	preempt_enable_notrace();
 }
 

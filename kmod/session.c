@@ -17,6 +17,8 @@
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/cred.h>
+#include <linux/sched.h>
+#include <linux/sched/coredump.h>
 #include <linux/moduleparam.h>
 #include <linux/cpumask.h>
 #include <net/netlink.h>
@@ -453,12 +455,46 @@ static const struct kernel_param_ops usage_ops = {
 module_param_cb(group_usage, &usage_ops, NULL, 0400);
 MODULE_PARM_DESC(group_usage, "what each uid's sessions hold: bytes of kernel memory as allocated, perf counters (read only)");
 
+/*
+ * May a member (@uid, @gid: its session's owner) read the current task's
+ * memory, its syscalls' strings and its user stack? In the spirit of
+ * ptrace_may_access(PTRACE_MODE_READ_REALCREDS), which cannot be called
+ * here: it takes task_lock() and calls the LSM's ptrace hook, and this
+ * runs in probes (interrupts may be off, nothing may sleep). So only its
+ * first rules, the cheap ones: the task's real, effective and saved uids
+ * and gids are the member's, and its mm is dumpable (SUID_DUMP_USER: not
+ * after a setuid or setgid exec, nor after prctl(PR_SET_DUMPABLE, 0)). No
+ * capability and no LSM is asked (docs/security.md says what that
+ * means). The task's objective credentials, as ptrace reads its target's:
+ * only current changes them, so they are read without RCU.
+ */
+bool pbt_may_read(kuid_t uid, kgid_t gid)
+{
+	const struct cred *c = current_real_cred();
+	struct mm_struct *mm = current->mm;
+
+	return mm && get_dumpable(mm) == SUID_DUMP_USER &&
+	       uid_eq(c->uid, uid) && uid_eq(c->euid, uid) &&
+	       uid_eq(c->suid, uid) && gid_eq(c->gid, gid) &&
+	       gid_eq(c->egid, gid) && gid_eq(c->sgid, gid);
+}
+
+/* A buffer of @s is its owner's: what pbt_may_read() is asked with. */
+static void own_buffer(struct pbt_buffer_params *bp,
+		       const struct pbt_session_params *sp)
+{
+	bp->member = sp->member;
+	bp->owner_uid = sp->owner_uid;
+	bp->owner_gid = sp->owner_gid;
+}
+
 static int create_buffers(struct pbt_session *s, unsigned int slot)
 {
 	struct pbt_buffer *b;
 	unsigned int i;
 
 	for (i = 0; i < s->params.nr_buffers; i++) {
+		own_buffer(&s->params.buffers[i], &s->params);
 		b = pbt_buffer_create(&s->params.buffers[i],
 				      sequence_id_base(slot, i), &s->wq);
 		if (IS_ERR_OR_NULL(b))
@@ -590,6 +626,8 @@ int pbt_session_set(u32 id, struct pbt_session_params *p, unsigned int what,
 	if (ret)
 		goto out;
 	for (i = 0; (what & PBT_SET_BUFFERS) && i < p->nr_buffers; i++) {
+		/* The session's owner's, whoever sends SET. */
+		own_buffer(&p->buffers[i], &s->params);
 		nb[i] = pbt_buffer_create(&p->buffers[i],
 					  sequence_id_base(s->slot, i), &s->wq);
 		if (IS_ERR(nb[i])) {

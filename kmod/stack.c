@@ -102,6 +102,7 @@ struct stk_sample {
 	struct pbt_stack_scratch *s;
 	struct pt_regs *regs;	/* perf's, or NULL */
 	u32 flags;		/* PBTRACE_TP_*_STACK */
+	bool omitted;		/* user frames left out: pbt_buffer_may_read() */
 	bool captured;		/* into s: a retry in a new chunk reuses it */
 	u64 ts;
 	u32 cpu, count;
@@ -412,6 +413,13 @@ static u32 kernel_frame(struct pb_buf *pb, struct pbt_stack_scratch *s,
 		return iid;
 	mapping = kernel_mapping(pb, s);
 	sprint_symbol(s->sym, ip);
+	/*
+	 * No symbol (sprint_symbol() then prints the address, "0x..."; no
+	 * symbol starts with a digit): "[unknown]" at offset 0, as perf names
+	 * it, never the address, which would defeat KASLR.
+	 */
+	if (s->sym[0] == '0' && s->sym[1] == 'x')
+		strscpy(s->sym, "[unknown]", sizeof(s->sym));
 	plus = strchr(s->sym, '+');
 	if (plus) {
 		char *slash = strchr(plus, '/');
@@ -646,6 +654,9 @@ static bool write_sample(struct pb_buf *pb, void *scratch, bool cleared,
 	pb_varint(pb, PB_PERFSAMPLE_TID, (u32)smp->tid);
 	if (cs)
 		pb_varint(pb, PB_PERFSAMPLE_CALLSTACK_IID, cs);
+	if (smp->omitted)
+		pb_varint(pb, PB_PERFSAMPLE_UNWIND_ERROR,
+			  PB_PROFILING_STACKUNWINDERROR_UNWIND_ERROR_PTRACE_CALL);
 	pb_varint(pb, PB_PERFSAMPLE_CPU_MODE, PB_PROFILING_CPUMODE_MODE_KERNEL);
 	pb_varint(pb, PB_PERFSAMPLE_TIMEBASE_COUNT, smp->count);
 	pb_nest_end(pb, len, 1);
@@ -677,6 +688,15 @@ void pbt_stack_sample(struct pbt_buffer *b, struct pt_regs *regs, u32 flags,
 		.pid = current->tgid, .tid = current->pid,
 	};
 
+	/*
+	 * A member's sample of a task it may not read: kernel frames only
+	 * (perf's counter, created as the member, decided those), no word of
+	 * the task's stack and no mapping of it; the sample says so.
+	 */
+	if ((flags & PBTRACE_TP_USER_STACK) && !pbt_buffer_may_read(b)) {
+		smp.flags &= ~PBTRACE_TP_USER_STACK;
+		smp.omitted = true;
+	}
 	pbt_buffer_packet(b, write_sample, &smp);
 	unlock_mm(smp.mm);
 }
