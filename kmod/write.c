@@ -121,37 +121,93 @@ static bool write_compact(struct pbt_buffer *b, struct pbt_writer *w,
 	return true;
 }
 
-/* One FtraceEvent, sealing a full chunk; false if it could not be written. */
+/*
+ * Room for a generic event's descriptor at the chunk's end, taken by the
+ * first event of its kind in a chunk; false if the chunk has no such room.
+ * *@taken says whether this call took it, for put_desc() to give back.
+ */
+static bool take_desc(struct pbt_writer *w, const struct pbt_tp *tp,
+		      bool *taken)
+{
+	u32 need;
+
+	*taken = false;
+	if (!tp->desc || test_bit(tp->index, w->tp_used))
+		return true;
+	need = 1 + pb_varint_size(tp->desc_len) + tp->desc_len;
+	if (w->pb.end - w->pb.p < need)
+		return false;
+	w->pb.end -= need;
+	w->tp_reserved += need;
+	__set_bit(tp->index, w->tp_used);
+	*taken = true;
+	return true;
+}
+
+/*
+ * The event that took the descriptor's room did not fit: give the room
+ * back, so that the chunk never seals a descriptor no event of it uses.
+ */
+static void put_desc(struct pbt_writer *w, const struct pbt_tp *tp)
+{
+	u32 need = 1 + pb_varint_size(tp->desc_len) + tp->desc_len;
+
+	w->pb.end += need;
+	w->tp_reserved -= need;
+	__clear_bit(tp->index, w->tp_used);
+}
+
+/*
+ * One FtraceEvent into the open chunk, with a generic event's (@tp, else
+ * NULL) descriptor room taken with it; false, and nothing taken, if full.
+ */
+static __always_inline bool try_event(struct pbt_writer *w, u64 ts, pid_t pid,
+				      pbt_encode_fn encode, const void *arg,
+				      int id, const struct pbt_tp *tp)
+{
+	bool taken;
+
+	if (!tp)
+		return encode_event(&w->pb, ts, pid, encode, arg, id);
+	if (!take_desc(w, tp, &taken))
+		return false;
+	if (encode_width(&w->pb, ts, pid, encode, arg, PBT_WIDE_EVENT_WIDTH))
+		return true;
+	if (taken)
+		put_desc(w, tp);
+	return false;
+}
+
+/*
+ * One FtraceEvent, native or generic (@tp), sealing a full chunk and
+ * trying once more in a new one: the one seal-and-retry loop. False if
+ * it could not be written.
+ */
 static __always_inline bool write_full(struct pbt_buffer *b,
 				       struct pbt_writer *w, u32 cpu, u64 ts,
 				       pid_t pid, pbt_encode_fn encode,
-				       const void *arg, int id)
+				       const void *arg, int id,
+				       const struct pbt_tp *tp)
 {
 	struct pbtrace_cpu_stats *st = &b->stats[cpu];
+	int tries;
 	u8 *start;
 
-	if (!w->chunk && !pbt_open_chunk(b, w, cpu))
-		goto lost_full;
-	start = w->pb.p;
-	if (!encode_event(&w->pb, ts, pid, encode, arg, id)) {
+	for (tries = 0; tries < 2; tries++) {
+		if (!w->chunk && !pbt_open_chunk(b, w, cpu))
+			return count_lost(w, &st->lost_full);
+		start = w->pb.p;
+		if (try_event(w, ts, pid, encode, arg, id, tp)) {
+			w->events++;
+			stat_add(&st->events_written, 1);
+			stat_add(&st->bytes_written, w->pb.p - start);
+			return true;
+		}
 		/* An event that does not fit an empty chunk never will. */
 		if (!w->events)
-			goto too_large;
+			break;
 		pbt_seal_chunk(b, w, cpu);
-		if (!pbt_open_chunk(b, w, cpu))
-			goto lost_full;
-		start = w->pb.p;
-		if (!encode_event(&w->pb, ts, pid, encode, arg, id))
-			goto too_large;
 	}
-	w->events++;
-	stat_add(&st->events_written, 1);
-	stat_add(&st->bytes_written, w->pb.p - start);
-	return true;
-
-lost_full:
-	return count_lost(w, &st->lost_full);
-too_large:
 	return count_lost(w, &st->lost_too_large);
 }
 
@@ -244,7 +300,7 @@ static noinline void write_sched(struct pbt_buffer *b, struct pbt_writer *w,
 {
 	if (write_compact(b, w, cpu, id, ts, pid, arg))
 		return;
-	if (write_full(b, w, cpu, ts, pid, encode, arg, id) &&
+	if (write_full(b, w, cpu, ts, pid, encode, arg, id, NULL) &&
 	    id == PBT_EV_SCHED_SWITCH) {
 		w->switched = true;
 		cs_note_switch(w->cs, arg);
@@ -260,7 +316,7 @@ static void write_event(struct pbt_buffer *b, u32 cpu, u64 ts, pid_t pid,
 	if (unlikely(pbt_event_compact(id)) && w->cs)
 		write_sched(b, w, cpu, ts, pid, encode, arg, id);
 	else
-		write_full(b, w, cpu, ts, pid, encode, arg, id);
+		write_full(b, w, cpu, ts, pid, encode, arg, id, NULL);
 }
 
 static __always_inline bool followed(const struct pbt_buffer *b, pid_t pid)
@@ -429,55 +485,6 @@ static void encode_tp(struct pb_buf *pb, const void *arg)
 }
 
 /*
- * The first event of a generic kind in a chunk takes room for its
- * descriptor from the chunk's end; false if the chunk has no such room.
- */
-static bool tp_described(struct pbt_writer *w, const struct pbt_tp *tp)
-{
-	u32 need;
-
-	if (!tp->desc || test_bit(tp->index, w->tp_used))
-		return true;
-	need = 1 + pb_varint_size(tp->desc_len) + tp->desc_len;
-	if (w->pb.end - w->pb.p < need)
-		return false;
-	w->pb.end -= need;
-	w->tp_reserved += need;
-	__set_bit(tp->index, w->tp_used);
-	return true;
-}
-
-/* As write_full(), with the descriptor's room taken in each chunk tried. */
-static void write_tp(struct pbt_buffer *b, struct pbt_writer *w, u32 cpu,
-		     u64 ts, pid_t pid, const struct pbt_tp_rec *r)
-{
-	struct pbtrace_cpu_stats *st = &b->stats[cpu];
-	int tries;
-	u8 *start;
-
-	for (tries = 0; tries < 2; tries++) {
-		if (!w->chunk && !pbt_open_chunk(b, w, cpu)) {
-			count_lost(w, &st->lost_full);
-			return;
-		}
-		start = w->pb.p;
-		if (tp_described(w, r->tp) &&
-		    encode_width(&w->pb, ts, pid, encode_tp, r,
-				 PBT_WIDE_EVENT_WIDTH)) {
-			w->events++;
-			stat_add(&st->events_written, 1);
-			stat_add(&st->bytes_written, w->pb.p - start);
-			return;
-		}
-		/* An event that does not fit an empty chunk never will. */
-		if (!w->events)
-			break;
-		pbt_seal_chunk(b, w, cpu);
-	}
-	count_lost(w, &st->lost_too_large);
-}
-
-/*
  * A tracepoint's record into its one buffer, from its perf counter's
  * overflow handler (tracepoint.c), with pbt_emit_for()'s discipline:
  * interrupts off on this CPU's writer, NMIs and nesting counted, not
@@ -495,7 +502,8 @@ void pbt_emit_tp(struct pbt_tp *tp, const void *rec, u32 size)
 	local_irq_save(flags);
 	w = enter_writer(b, pid, &cpu);
 	if (w) {
-		write_tp(b, w, cpu, ktime_get_boot_fast_ns(), pid, &r);
+		write_full(b, w, cpu, ktime_get_boot_fast_ns(), pid, encode_tp,
+			   &r, -1, tp);
 		leave_writer();
 	}
 	local_irq_restore(flags);
