@@ -5,7 +5,11 @@
  *   main.c      module init/exit, module parameters
  *   events.c    the table of traceable events (name <-> id, availability)
  *   probes.c    tracepoint discovery, registration, the probe functions
- *   buffer.c    per-CPU rings of chunks: write, seal, flush, hand to reader
+ *   buffer.c    per-CPU rings of chunks: setup, teardown, hotplug (buffer.h)
+ *   write.c     the probes' side: filters, events into the open chunk
+ *   chunk.c     a chunk's life: taken, opened, closed, sealed
+ *   flush.c     sealing from outside the probes: flush, watermark rounds
+ *   reader.c    the readers' side: the oldest sealed chunk, put back
  *   session.c   sessions: lifecycle, registry, which buffers want an event
  *   device.c    /dev/pbtrace: attach, mmap, GET/PUT_CHUNK, poll
  *   netlink.c   the "pbtrace" generic netlink family
@@ -475,8 +479,8 @@ int pbt_tp_init(void);				/* CPU hotplug state; main.c */
 void pbt_tp_exit(void);
 
 /*
- * buffer.c: the buffer's tracepoints, and the probe path for them: one
- * record into @tp's buffer on this CPU (pid filter, loss counting and
+ * buffer.c, write.c: the buffer's tracepoints, and the probe path for them:
+ * one record into @tp's buffer on this CPU (pid filter, loss counting and
  * nesting as pbt_emit_for()). Called from tp_overflow() only.
  */
 struct pbt_tp *pbt_buffer_tps(struct pbt_buffer *b, u32 *nr);

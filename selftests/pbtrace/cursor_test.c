@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * GET_CHUNK's per-CPU reader cursor (kmod/buffer.c, oldest_of_cpu()) must
+ * GET_CHUNK's per-CPU reader cursor (kmod/reader.c, oldest_of_cpu()) must
  * hand out every sealed chunk, oldest first, however the writer and the
  * reader moved: a writer that lapped an idle reader several times, a
  * reader that caught up half way, chunks held while the writer laps again
