@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -1076,6 +1077,30 @@ static void usage(void)
 	exit(2);
 }
 
+/*
+ * One socket per relay at once: the default soft limit of 1,024 open files
+ * would stop a fleet of 1,000 at its last relays with EMFILE, counted as
+ * failed connects. Raise the soft limit, and the hard one where root may.
+ */
+static void raise_nofile(unsigned int n)
+{
+	rlim_t need = (rlim_t)n + 64;	/* epoll, REC, stdio, the margin */
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		die("getrlimit(RLIMIT_NOFILE)");
+	if (rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = need;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		fprintf(stderr, "relay_fleet: %u relays at once need %llu open files, more than RLIMIT_NOFILE allows: raise it (ulimit -n) or lower -j\n",
+			n, (unsigned long long)need);
+		exit(2);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct epoll_event evs[256];
@@ -1137,6 +1162,7 @@ int main(int argc, char **argv)
 		usage();
 	if (!jobs || jobs > count)
 		jobs = count;
+	raise_nofile(jobs);
 	load(argv[optind + 5]);
 	uname(&uts);
 	fprintf(stderr, "relay_fleet: %s: %zu chunks on %u CPUs, %.3f s of events\n",
