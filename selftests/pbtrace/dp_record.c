@@ -767,7 +767,7 @@ static int cmd_follow(const char *file, char *events, const char *cmd)
 	return 0;
 }
 
-#define DP_MAX_TPS 16
+#define DP_MAX_TPS 64
 
 /*
  * DP_TP_NOREAD: netlink only, for a group= member (who may not open
