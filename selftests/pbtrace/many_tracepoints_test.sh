@@ -70,23 +70,33 @@ echo "# $want tracepoints: ${#args[@]} args (-e GLOB), $nsys of them syscalls/"
 
 f1='sig == 10 && common_pid != 0'
 f2='sig == 10'
-"$tracectl" record -t 6s -n many -b 65536 -o "$tmp/m.pftrace" "${args[@]}" \
+# No duration: record runs until it is interrupted (its Ctrl-C: stop,
+# the file finished, the summary), once the echo was read while the
+# session runs and signals were sent into it. Creating and starting
+# 1,000 tracepoints' counters takes minutes on a loaded TCG guest, and a
+# status of 1,000 tracepoints seconds: a fixed -t could end before either.
+"$tracectl" record -t 0 -n many -b 65536 -o "$tmp/m.pftrace" "${args[@]}" \
 	-e signal/signal_generate --filter "$f1" \
 	-e signal/signal_deliver --filter "$f2" \
 	>"$tmp/rec.out" 2>&1 &
 rec=$!
-# status while it runs (or until record ends)
-for _ in $(seq 600); do
+# signals all along, from before the start to the end of the record
+sh -c 'trap : USR1 USR2; while kill -0 '"$rec"' 2>/dev/null; do
+	kill -USR1 $$; kill -USR2 $$; cat /proc/self/stat >/dev/null; sleep 0.05; done' &
+sig=$!
+# status once started (or until record ends), 600 s at most
+t0=$(date +%s)
+while (($(date +%s) - t0 < 600)); do
 	"$tracectl" status >"$tmp/status" 2>&1
 	grep -q '^many .* started' "$tmp/status" && break
 	kill -0 "$rec" 2>/dev/null || break
 	sleep 0.1
 done
-# signals all along (a loaded machine may take seconds to START 1,000)
-sh -c 'trap : USR1 USR2; while kill -0 '"$rec"' 2>/dev/null; do
-	kill -USR1 $$; kill -USR2 $$; cat /proc/self/stat >/dev/null; sleep 0.05; done' &
+grep -q '^many .* started' "$tmp/status" && sleep 3
+kill -INT "$rec" 2>/dev/null
 wait "$rec"
 rc=$?
+wait "$sig"
 if [ "$rc" = 0 ]; then ok "record of $want+ tracepoints (exit 0)"; else
 	not_ok "record exit $rc"; sed 's/^/#   /' "$tmp/rec.out"; fi
 
