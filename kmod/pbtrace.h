@@ -12,7 +12,7 @@
  *   reader.c    the readers' side: the oldest sealed chunk, put back
  *   session.c   sessions: lifecycle, registry, which buffers want an event
  *   device.c    /dev/pbtrace: attach, mmap, GET/PUT_CHUNK, poll
- *   netlink.c   the "pbtrace" generic netlink family
+ *   netlink*.c  the "pbtrace" generic netlink family (netlink.h)
  *   tracepoint.c  any tracepoint by name: perf kernel counters, PBTRACE_A_TP
  *   watermark.c a buffer's live watermark: paced seals, RCU, what is read
  *   core/       plain C shared with userspace: protobuf encoder (pb.h)
@@ -121,8 +121,8 @@ struct pbt_buffer_params {
 
 /*
  * What a group member's sessions may take, all of one uid's together
- * (netlink.c's group_max_* parameters, docs/security.md). A caller with
- * CAP_SYS_ADMIN has none: member false.
+ * (netlink_access.c's group_max_* parameters, docs/security.md). A caller
+ * with CAP_SYS_ADMIN has none: member false.
  */
 struct pbt_limits {			/* a member's (@member); root has none */
 	u64 max_bytes;				/* kernel memory, as allocated */
@@ -196,8 +196,9 @@ int pbt_session_flush(u32 id);
 int pbt_session_destroy(u32 id, const char *error);	/* error may be NULL */
 void pbt_sessions_destroy_all(void);		/* module exit */
 /*
- * Who hears of session changes (netlink.c's multicast): registered at its
- * init, NULL again at its exit, so session.c never calls up into netlink.c.
+ * Who hears of session changes (netlink_notify.c's multicast): registered
+ * at netlink.c's init, NULL again at its exit, so session.c never calls up
+ * into the netlink files.
  * Called with pbt_sessions_lock held; may sleep.
  */
 typedef void (*pbt_session_observer)(u8 cmd, u32 session_id, const char *error);

@@ -29,7 +29,7 @@
 
 DEFINE_MUTEX(pbt_sessions_lock);
 
-/* netlink.c's multicast; see pbt_session_observe(). */
+/* netlink_notify.c's multicast; see pbt_session_observe(). */
 static pbt_session_observer observer;
 
 void pbt_session_observe(pbt_session_observer fn)
@@ -188,7 +188,7 @@ struct pbt_session *pbt_session_get_next(u32 after_id)
  * parameters, and a perf counter per tracepoint per online CPU from its
  * start on (an estimate: pbt_tp_counter_cost()). It is reserved at NEW
  * and SET_SESSION, before anything is allocated, against the limits of the
- * caller (netlink.c): a group member's sessions together, per uid.
+ * caller (netlink_access.c): a group member's sessions together, per uid.
  */
 
 /* Members' sessions together: the other half of the slots stays root's. */

@@ -97,9 +97,11 @@ int pbt_endpoint_init(void);
 void pbt_endpoint_exit(void);
 
 /*
- * What netlink.c asks of the endpoint (kmod/relay/machines.c, names.c):
- * its machine table (PBTRACE_CMD_GET_MACHINES) and its names table
- * (PBTRACE_CMD_GET_NAMES, PBTRACE_CMD_LOAD_NAMES). Keys go in, never out.
+ * What the netlink files ask of the endpoint (kmod/relay/machines.c,
+ * names.c): its machine table (PBTRACE_CMD_GET_MACHINES) and its names
+ * table (PBTRACE_CMD_GET_NAMES, PBTRACE_CMD_LOAD_NAMES), netlink_machines.c;
+ * a closed socket's unfinished load, netlink_notify.c. Keys go in, never
+ * out.
  */
 #define PBT_HELLO_STR	65	/* a HELLO string and its NUL */
 
