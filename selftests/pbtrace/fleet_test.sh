@@ -29,7 +29,7 @@ B=$TOP/selftests/pbtrace/build
 BIN=${PBTRACE_USER_BUILD:-$TOP/user/build}
 TCTL=$BIN/tracectl
 FLEET=$B/relay_fleet
-# 12 by default (two turns of 8): trace_processor takes ~65 ms of a
+# 12 by default (two turns of 8): trace_processor takes ~45 ms of a
 # native core per machine, ~3.8 s under TCG (49 machines: 186 s at load
 # 8), so 200 do not fit make check's 180 s; PBTRACE_FLEET_N=200 by hand
 # with a longer tools/vm --timeout, 1,000 in tools/bench/fleet
