@@ -87,15 +87,33 @@ tp_bad_stats() {
 	done <<<"$rows"
 }
 
+# The WITH clause of a query that counts per machine: pm_cpu, pm_thread,
+# pm_sched and pm_event, each (machine_id, n), machine_id the machine
+# table's id. Each table is read once and grouped; sched and ftrace_event
+# by ucpu first, then the few rows of that joined to cpu. Not a subquery
+# per machine ("(select count(*) from sched ... where c.machine_id =
+# m.id)"): that reads all of sched once per machine, machines x events,
+# minutes at a thousand machines (docs/benchmarks.md, "A fleet").
+tp_per_machine() {
+	echo "with pm_cpu as (select machine_id, count(*) as n from cpu group by machine_id),
+		pm_thread as (select machine_id, count(*) as n from thread group by machine_id),
+		pm_sched as (select c.machine_id, sum(x.n) as n
+			from (select ucpu, count(*) as n from sched group by ucpu) x
+			join cpu c using (ucpu) group by c.machine_id),
+		pm_event as (select c.machine_id, sum(x.n) as n
+			from (select ucpu, count(*) as n from ftrace_event group by ucpu) x
+			join cpu c using (ucpu) group by c.machine_id)"
+}
+
 # A machine's rows: raw_id is the file's machine_id (0 the host), the
 # counts are of what trace_processor kept of it.
 tp_machines() {
-	tp_query "$1" "select m.raw_id,
-		(select count(*) from cpu c where c.machine_id = m.id),
-		(select count(*) from thread t where t.machine_id = m.id),
-		(select count(*) from sched s join cpu c using (ucpu)
-			where c.machine_id = m.id)
-		from machine m order by m.raw_id"
+	tp_query "$1" "$(tp_per_machine)
+		select m.raw_id, ifnull(c.n, 0), ifnull(t.n, 0), ifnull(s.n, 0)
+		from machine m left join pm_cpu c on c.machine_id = m.id
+			left join pm_thread t on t.machine_id = m.id
+			left join pm_sched s on s.machine_id = m.id
+		order by m.raw_id"
 }
 
 # Each edge trace_processor put into its clock graph for a machine is a
