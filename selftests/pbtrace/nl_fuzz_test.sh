@@ -208,7 +208,7 @@ check "rmmod pbtrace" rmmod pbtrace
 # fuzzes its own sessions with real tracepoints (ids and layouts read from
 # tracefs as root first), stacks, filters (valid, long patterns, many
 # comparisons, broken) and sizes up to and past a small budget
-# (group_max_kb=8192, group_max_counters=64), at perf_event_paranoid -1
+# (group_max_kb=8192, group_max_counters=16), at perf_event_paranoid -1
 # (perf lets a member's tracepoint counters be made only there).
 # Meanwhile root (nl_fuzz's parent) samples group_usage and MemAvailable
 # every ~2 ms and a heartbeat per CPU. The referees: the module's own
@@ -237,7 +237,7 @@ echo 1 > $K/watchdog_thresh
 [ -n "$old_hung" ] && echo 10 > $K/hung_task_timeout_secs
 echo "# detectors: watchdog_thresh $(cat $K/watchdog_thresh), rcu_cpu_stall_timeout $(cat $RCU/rcu_cpu_stall_timeout 2>/dev/null), rcu_exp_cpu_stall_timeout $(cat $RCU/rcu_exp_cpu_stall_timeout 2>/dev/null), hung_task_timeout_secs $(cat $K/hung_task_timeout_secs 2>/dev/null)"
 dmesg0=$(dmesg | wc -l)
-if insmod "$KO" group=$MGID group_max_kb=$MKB group_max_counters=64; then
+if insmod "$KO" group=$MGID group_max_kb=$MKB group_max_counters=16; then
 	P=/sys/module/pbtrace/parameters
 	msess=$(cat $P/group_max_sessions)
 	"$FUZZ" --new 1024 1 > "$out" 2>&1
