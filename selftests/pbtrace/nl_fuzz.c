@@ -546,16 +546,16 @@ static void gen_tps(struct msg *m)
 
 	if (!nr_layouts)
 		return;
-	n = chance(r, 90) ? 1 + below(r, 4) : 9 + below(r, 4);
+	n = chance(r, 90) ? 1 + below(r, 4) : 13 + below(r, 4);
 	first = below(r, nr_layouts);
 	msg_feat |= 1u << F_TPS;
 	at = nest_begin(m, PBTRACE_A_BUFFER_TRACEPOINTS);
 	/*
-	 * Many, well formed: past group_max_counters (the test's 16:
+	 * Many, well formed: past group_max_counters (the test's 24:
 	 * tracepoints x CPUs). Not more: at NEW each costs a perf counter
 	 * made and freed in a kworker (the id check), ~0.1 s under TCG.
 	 */
-	tp_clean = n > 8;
+	tp_clean = n > 12;
 	if (n > nr_layouts)
 		n = nr_layouts;
 	for (i = 0; i < n; i++)
