@@ -5,7 +5,17 @@
  *
  *   nl_fuzz [-s SEED] [-t SECS] [-n STEPS] [-1]
  *                                       fuzz; prints counts as "key value"
- *   nl_fuzz -u UID ...                  the same as UID, without privileges
+ *   nl_fuzz -u UID [-g GID] ...         the same as UID (in group GID),
+ *                                       without privileges
+ *   nl_fuzz -u UID -g GID -m BUDGET_KB  a member of the module's group=
+ *                                       GID: its own sessions with real
+ *                                       tracepoints (layouts read as root
+ *                                       first), stacks, filters (hostile
+ *                                       ones too), sizes around BUDGET_KB
+ *                                       (group_max_kb); root samples
+ *                                       group_usage, MemAvailable and a
+ *                                       heartbeat per CPU meanwhile, and
+ *                                       prints their extremes after it
  *   nl_fuzz --cleanup                   destroy every session, then print
  *                                       "sessions_left N" (a fresh dump)
  *
@@ -39,7 +49,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <grp.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +59,7 @@
 #include <linux/netlink.h>
 #include <linux/pbtrace.h>
 #include "genl_groups.h"
+#include "tracefs.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -353,6 +366,217 @@ static void gen_events(struct msg *m)
 	nest_end(m, at);
 }
 
+/*
+ * ---- a group member's requests (-m BUDGET_KB) ----
+ *
+ * Real tracepoints: ids and layouts read from tracefs as root before the
+ * privileges go (tracefs is root's), then sent as a member would, with
+ * stacks, filters (valid ones, and long patterns, many comparisons, past
+ * the language's and a member's cost bounds) and sizes up to and over the
+ * budget. Each request's features are counted with its answer.
+ */
+#define NR_LAYOUTS 48
+static struct pbt_tp_layout layouts[NR_LAYOUTS];
+static uint32_t layout_ids[NR_LAYOUTS];
+static unsigned int nr_layouts;
+static uint32_t member_kb;	/* 0: not a member run */
+
+enum { F_TPS, F_STACKS, F_FILTERS, F_HOSTILE, F_OVER, NR_FEAT };
+static const char *const feat_names[NR_FEAT] = {
+	"tracepoints", "stacks", "filters", "hostile_filters", "over_budget",
+};
+static unsigned long feat_sent[NR_FEAT], feat_ok[NR_FEAT];
+static unsigned int msg_feat;	/* the request being built's */
+static bool tp_clean;		/* many tracepoints: none of them broken */
+
+static int keep_event(const char *group, const char *name, void *arg)
+{
+	unsigned int *seen = arg;
+	char err[256];
+	int id;
+
+	(*seen)++;
+	/* ftrace/ is refused to everyone; take every 7th, and printk. */
+	if (!strcmp(group, "ftrace") || nr_layouts >= NR_LAYOUTS)
+		return 0;
+	if (*seen % 7 && strcmp(group, "printk"))
+		return 0;
+	id = pbt_tracefs_layout(group, name, &layouts[nr_layouts], err, sizeof(err));
+	if (id < 0)
+		return 0;
+	layouts[nr_layouts].proto_id = PBTRACE_TP_GENERIC_PROTO_BASE + nr_layouts;
+	layout_ids[nr_layouts++] = id;
+	return 0;
+}
+
+static void load_layouts(void)
+{
+	unsigned int seen = 0;
+	char err[256];
+
+	if (pbt_tracefs_list(keep_event, &seen, err, sizeof(err)))
+		fprintf(stderr, "nl_fuzz: %s\n", err);
+}
+
+static const struct pbt_tpf *pick_field(struct rng *r, const struct pbt_tp_layout *l,
+					bool string)
+{
+	unsigned int i, k = below(r, l->nr_fields ? l->nr_fields : 1);
+
+	/* A __data_loc string costs most (8192 bytes): past the bound. */
+	for (i = 0; string && chance(r, 70) && i < l->nr_fields; i++)
+		if (l->fields[i].kind == PBTRACE_TPF_DATA_LOC_STR)
+			return &l->fields[i];
+	for (i = 0; i < l->nr_fields; i++) {
+		const struct pbt_tpf *f = &l->fields[(k + i) % l->nr_fields];
+		bool is_str = f->kind == PBTRACE_TPF_CHARS ||
+			      f->kind == PBTRACE_TPF_DATA_LOC_STR ||
+			      f->kind == PBTRACE_TPF_REL_LOC_STR;
+
+		if (string ? is_str : f->kind == PBTRACE_TPF_INT)
+			return f;
+	}
+	return NULL;
+}
+
+/* A filter over @l's fields: mostly one that compiles, else hostile. */
+static void gen_filter(struct msg *m, const struct pbt_tp_layout *l)
+{
+	static char f[PBTRACE_TP_FILTER_MAX + 128];
+	struct rng *r = m->r;
+	const struct pbt_tpf *n = pick_field(r, l, false), *s = pick_field(r, l, true);
+	unsigned int k = below(r, 100), i, len = 0, cap = sizeof(f) - 80;
+
+	msg_feat |= 1u << F_FILTERS;
+	if (k < 50 || (!s && k < 70) || tp_clean) {
+		snprintf(f, sizeof(f), "%s %s %u%s", n ? n->name : "common_pid",
+			 chance(r, 50) ? "==" : ">", below(r, 1000), s ? " || " : "");
+		if (s)
+			snprintf(f + strlen(f), sizeof(f) - strlen(f), "%s ~ \"%s\"",
+				 s->name, chance(r, 50) ? "a*" : "*b");
+		put_str(m, PBTRACE_A_TP_FILTER, f);
+		return;
+	}
+	msg_feat |= 1u << F_HOSTILE;
+	if (k < 70) {	/* a long "*x*" pattern: past a member's cost bound */
+		len = snprintf(f, sizeof(f), "%s ~ \"*", s->name);
+		for (i = 1 + below(r, chance(r, 30) ? 1100 : 40); i && len < cap; i--)
+			f[len++] = 'a' + below(r, 26);
+		snprintf(f + len, sizeof(f) - len, "*\"");
+	} else if (k < 85) {	/* many comparisons: up to past 128 */
+		unsigned int nr = 1 + below(r, 150);
+
+		for (i = 0; i < nr && len < cap; i++)
+			len += snprintf(f + len, sizeof(f) - len, "%s%s == %u",
+					i ? " || " : "", n ? n->name : "common_pid",
+					below(r, 100000));
+	} else if (k < 95) {	/* long and broken */
+		len = below(r, sizeof(f) - 1);
+		for (i = 0; i < len; i++)
+			f[i] = "()&|=!~<>\"* abc_0123"[below(r, 20)];
+		f[len] = '\0';
+	} else {
+		snprintf(f, sizeof(f), "no_such_field == 1");
+	}
+	put_str(m, PBTRACE_A_TP_FILTER, f);
+}
+
+static void gen_tp(struct msg *m, unsigned int which)
+{
+	struct rng *r = m->r;
+	const struct pbt_tp_layout *l = &layouts[which];
+	char name[2 * PBTRACE_NAME_MAX + 2];
+	uint32_t flags = PBTRACE_TP_FTRACE;
+	size_t tp = nest_begin(m, PBTRACE_A_TP), fields, fa;
+	unsigned int i;
+
+	snprintf(name, sizeof(name), "%s/%s", l->group, l->name);
+	put_str(m, PBTRACE_A_TP_NAME, name);
+	put_u32(m, PBTRACE_A_TP_ID, tp_clean || chance(r, 97) ? layout_ids[which] :
+		layout_ids[below(r, nr_layouts)] + below(r, 3));
+	if (chance(r, 30)) {
+		flags |= PBTRACE_TP_PERF_SAMPLE;
+		if (chance(r, 70))
+			flags |= PBTRACE_TP_KERNEL_STACK;
+		if (chance(r, 50))
+			flags |= PBTRACE_TP_USER_STACK;
+		if (chance(r, 10))
+			flags &= ~PBTRACE_TP_FTRACE;
+		msg_feat |= 1u << F_STACKS;
+	}
+	if (!tp_clean && chance(r, 2))
+		flags = (uint32_t)rnd(r);
+	put_u32(m, PBTRACE_A_TP_FLAGS, flags);
+	/* Below the generic base: posing as one of Perfetto's events. */
+	put_u32(m, PBTRACE_A_TP_PROTO_ID, tp_clean || chance(r, 97) ? l->proto_id :
+		1 + below(r, 600));
+	if (chance(r, 15))
+		put_u32(m, PBTRACE_A_TP_PERIOD, tp_clean || chance(r, 90) ?
+			1 + below(r, 100) : 0);
+	if (chance(r, 45))
+		gen_filter(m, l);
+	fields = nest_begin(m, PBTRACE_A_TP_FIELDS);
+	for (i = 0; i < l->nr_fields; i++) {
+		const struct pbt_tpf *f = &l->fields[i];
+		bool lie = !tp_clean && chance(r, 1);	/* not the kernel's field */
+
+		fa = nest_begin(m, PBTRACE_A_TP_FIELD);
+		put_str(m, PBTRACE_A_TPF_NAME, f->name);
+		put_u32(m, PBTRACE_A_TPF_OFFSET, f->offset + (lie ? 1 + below(r, 8) : 0));
+		put_u32(m, PBTRACE_A_TPF_SIZE, f->size);
+		put_u32(m, PBTRACE_A_TPF_KIND, f->kind);
+		if (f->is_signed)
+			put(m, PBTRACE_A_TPF_SIGNED, NULL, 0);
+		if (f->kind == PBTRACE_TPF_ARRAY)
+			put_u32(m, PBTRACE_A_TPF_ELEM_SIZE, f->elem_size);
+		put_u32(m, PBTRACE_A_TPF_PROTO_ID, f->proto_id);
+		put_u32(m, PBTRACE_A_TPF_PROTO_TYPE, f->proto_type);
+		nest_end(m, fa);
+	}
+	nest_end(m, fields);
+	nest_end(m, tp);
+}
+
+/* Mostly a few distinct tracepoints; sometimes many, or one twice. */
+static void gen_tps(struct msg *m)
+{
+	struct rng *r = m->r;
+	unsigned int n, i, first;
+	size_t at;
+
+	if (!nr_layouts)
+		return;
+	n = chance(r, 90) ? 1 + below(r, 4) : 13 + below(r, 4);
+	first = below(r, nr_layouts);
+	msg_feat |= 1u << F_TPS;
+	at = nest_begin(m, PBTRACE_A_BUFFER_TRACEPOINTS);
+	/*
+	 * Many, well formed: past group_max_counters (the test's 24:
+	 * tracepoints x CPUs). Not more: at NEW each costs a perf counter
+	 * made and freed in a kworker (the id check), ~0.1 s under TCG.
+	 */
+	tp_clean = n > 12;
+	if (n > nr_layouts)
+		n = nr_layouts;
+	for (i = 0; i < n; i++)
+		gen_tp(m, tp_clean || chance(r, 97) ? (first + i) % nr_layouts : first);
+	tp_clean = false;
+	nest_end(m, at);
+}
+
+/* A size around the budget: mostly within, sometimes past it. */
+static uint32_t member_size_kb(struct rng *r, uint32_t chunk_kb)
+{
+	uint32_t min = chunk_kb * nr_cpus * 2;
+
+	if (chance(r, 60))
+		return min + below(r, member_kb / 2);
+	if (chance(r, 60))
+		return member_kb / 2 + below(r, member_kb / 2 + 1);
+	msg_feat |= 1u << F_OVER;
+	return member_kb + below(r, 3 * member_kb);
+}
+
 static void gen_buffer(struct msg *m)
 {
 	struct rng *r = m->r;
@@ -360,7 +584,9 @@ static void gen_buffer(struct msg *m)
 	size_t at = nest_begin(m, PBTRACE_A_BUFFER);
 
 	if (chance(r, 97))
-		put_u32(m, PBTRACE_A_BUFFER_SIZE_KB, pick_size_kb(r, chunk_kb ? chunk_kb : 16));
+		put_u32(m, PBTRACE_A_BUFFER_SIZE_KB, member_kb && chance(r, 90) ?
+			member_size_kb(r, chunk_kb ? chunk_kb : 16) :
+			pick_size_kb(r, chunk_kb ? chunk_kb : 16));
 	if (chance(r, 60))
 		put_u32(m, PBTRACE_A_BUFFER_CHUNK_KB, chunk_kb);
 	if (chance(r, 40))
@@ -377,8 +603,14 @@ static void gen_buffer(struct msg *m)
 			 0, chance(r, 95) ? 300 : 2000);
 	if (chance(r, 20))
 		put(m, PBTRACE_A_BUFFER_FULL_SCHED, NULL, 0);
-	if (chance(r, 15))
+	if (chance(r, member_kb ? 3 : 15))	/* a member: EPERM */
 		gen_machines(m);
+	if (member_kb && chance(r, 10)) {	/* the 512 KiB bitmap */
+		gen_list(m, PBTRACE_A_BUFFER_PIDS, PBTRACE_A_PID, 1, 1, 1);
+		put(m, PBTRACE_A_BUFFER_FOLLOW_FORKS, NULL, 0);
+	}
+	if (member_kb && chance(r, 70))
+		gen_tps(m);
 	nest_end(m, at);
 }
 
@@ -466,14 +698,33 @@ static uint8_t pick_cmd(struct rng *r)
 		{ PBTRACE_CMD_GET_SESSION_MACHINES, 3 },
 		{ PBTRACE_CMD_GET_WATERMARK, 3 },
 	};
+	/* A member's: its own sessions mostly, root's commands rarely. */
+	static const uint8_t member_weights[][2] = {
+		{ PBTRACE_CMD_NEW_SESSION, 25 }, { PBTRACE_CMD_SET_SESSION, 12 },
+		{ PBTRACE_CMD_ADD_TRACEPOINTS, 12 },
+		{ PBTRACE_CMD_START_SESSION, 12 }, { PBTRACE_CMD_STOP_SESSION, 8 },
+		{ PBTRACE_CMD_FLUSH_SESSION, 4 }, { PBTRACE_CMD_DESTROY_SESSION, 16 },
+		{ PBTRACE_CMD_GET_SESSION, 8 },
+		{ PBTRACE_CMD_GET_SESSION_TRACEPOINTS, 3 },
+		{ PBTRACE_CMD_GET_WATERMARK, 2 }, { PBTRACE_CMD_LIST_EVENTS, 1 },
+		{ PBTRACE_CMD_GET_STATUS, 2 }, { PBTRACE_CMD_TRIGGER, 1 },
+		{ PBTRACE_CMD_LOAD_NAMES, 1 }, { PBTRACE_CMD_REGISTER_DAEMON, 1 },
+	};
+	const uint8_t (*w)[2] = member_kb ? member_weights : weights;
+
+	/* A member without a session: most of what it could send is ENOENT. */
+	if (member_kb && !nr_ids && chance(r, 50))
+		return PBTRACE_CMD_NEW_SESSION;
+	unsigned int nr = member_kb ? sizeof(member_weights) / sizeof(member_weights[0]) :
+			  sizeof(weights) / sizeof(weights[0]);
 	unsigned int i, total = 0, k;
 
-	for (i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
-		total += weights[i][1];
+	for (i = 0; i < nr; i++)
+		total += w[i][1];
 	k = below(r, total);
-	for (i = 0; k >= weights[i][1]; i++)
-		k -= weights[i][1];
-	return weights[i][0];
+	for (i = 0; k >= w[i][1]; i++)
+		k -= w[i][1];
+	return w[i][0];
 }
 
 /* Body of @cmd; returns whether the request is a dump. */
@@ -512,6 +763,14 @@ static bool gen_body(struct msg *m, uint8_t cmd)
 		return false;
 	case PBTRACE_CMD_LIST_EVENTS:
 		return chance(r, 95);
+	case PBTRACE_CMD_ADD_TRACEPOINTS:
+		put_u32(m, PBTRACE_A_SESSION_ID, pick_set_id(r));
+		if (chance(r, 95))
+			put_u32(m, PBTRACE_A_BUFFER_INDEX, chance(r, 70) ? 0 :
+				below(r, chance(r, 70) ? 2 : 8));
+		gen_tps(m);
+		return false;
+	case PBTRACE_CMD_GET_SESSION_TRACEPOINTS:
 	case PBTRACE_CMD_GET_SESSION_MACHINES:
 		if (chance(r, 95))
 			put_u32(m, PBTRACE_A_SESSION_ID, pick_id(r));
@@ -643,6 +902,39 @@ static void note_reply(struct nlmsghdr *nlh)
 
 static int last_error;
 
+/* The kernel's reasons (extack messages), counted, for the report. */
+#define NR_REASONS 48
+static struct { char msg[72]; unsigned long n; } reasons[NR_REASONS];
+
+static void count_reason(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nlh);
+	const struct nlattr *a = (const void *)((const char *)e + sizeof(*e));
+	int rem = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)sizeof(*e);
+	char msg[72];
+	unsigned int i;
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || !e->error)
+		return;
+	for (; rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem;
+	     rem -= NLA_ALIGN(a->nla_len),
+	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+		if (a->nla_type != NLMSGERR_ATTR_MSG)
+			continue;
+		snprintf(msg, sizeof(msg), "%d %.*s", -e->error,
+			 (int)(a->nla_len - NLA_HDRLEN), (const char *)a + NLA_HDRLEN);
+		for (i = 0; i < NR_REASONS && reasons[i].n; i++)
+			if (!strcmp(reasons[i].msg, msg))
+				break;
+		if (i == NR_REASONS)
+			return;
+		if (!reasons[i].n)
+			memcpy(reasons[i].msg, msg, sizeof(msg));
+		reasons[i].n++;
+	}
+}
+static const unsigned int *reply_feat;	/* nl_step's requests' features */
+
 static void count_error(int cmd, int error)
 {
 	last_error = -error;
@@ -699,7 +991,10 @@ static void read_replies(int fd, const uint8_t *cmd, uint32_t seq0,
 				struct nlmsgerr *e = NLMSG_DATA(nlh);
 
 				count_error(cmd[s - seq0], e->error);
+				count_reason(nlh);
 				answered[s - seq0] = true;
+				for (int b = 0; reply_feat && !e->error && b < NR_FEAT; b++)
+					feat_ok[b] += (reply_feat[s - seq0] >> b) & 1;
 			} else if (nlh->nlmsg_type == NLMSG_DONE) {
 				int *err = NLMSG_DATA(nlh);
 
@@ -732,7 +1027,7 @@ struct nl_state {
 
 /* One request into st->batch at @at; returns its length. */
 static size_t build_one(struct nl_state *st, int sock, uint8_t *cmdp,
-			bool *dump, size_t at)
+			bool *dump, size_t at, unsigned int *feat)
 {
 	struct msg *m = st->m;
 	struct rng *r = &st->r;
@@ -746,7 +1041,12 @@ static size_t build_one(struct nl_state *st, int sock, uint8_t *cmdp,
 		mutated++;
 	if (chance(r, 2))
 		cmd = below(r, NR_CMDS);
+	msg_feat = 0;
 	*dump = gen_body(m, cmd);
+	/* Past the budget counts where nothing else may refuse it. */
+	if (m->mut)
+		msg_feat &= ~(1u << F_OVER);
+	*feat = msg_feat;
 	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN + m->off;
 	m->nlh.nlmsg_type = family;
 	m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | (*dump ? NLM_F_DUMP : 0);
@@ -765,6 +1065,36 @@ static size_t build_one(struct nl_state *st, int sock, uint8_t *cmdp,
 	return len;
 }
 
+/*
+ * A member's ids: its own live sessions, from a GET_SESSION dump (a
+ * member's lists only its own), so that most requests name one; not
+ * counted.
+ */
+static void refresh_ids(struct nl_state *st)
+{
+	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+	struct cmd_count saved = cmds[PBTRACE_CMD_GET_SESSION];
+	struct msg *m = st->m;
+	uint8_t cmd = PBTRACE_CMD_GET_SESSION;
+
+	if (st->fd[0] < 0)
+		return;
+	m->off = 0;
+	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN;
+	m->nlh.nlmsg_type = family;
+	m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP;
+	m->nlh.nlmsg_seq = ++st->seq[0];
+	m->g.cmd = cmd;
+	m->g.version = PBTRACE_GENL_VERSION;
+	m->g.reserved = 0;
+	pthread_mutex_lock(&ids_lock);
+	nr_ids = 0;
+	pthread_mutex_unlock(&ids_lock);
+	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k)) >= 0)
+		read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], true);
+	cmds[PBTRACE_CMD_GET_SESSION] = saved;
+}
+
 static void nl_step(struct nl_state *st)
 {
 	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
@@ -772,6 +1102,7 @@ static void nl_step(struct nl_state *st)
 	int sock = below(r, NR_SOCKS);
 	unsigned int n = chance(r, 5) ? 2 + below(r, 6) : 1, i;
 	uint8_t cmd[8];
+	unsigned int feat[8], b;
 	size_t len = 0;
 	bool dump = false, d;
 	uint32_t seq0;
@@ -787,9 +1118,11 @@ static void nl_step(struct nl_state *st)
 		if (st->fd[sock] < 0)
 			return;
 	}
+	if (member_kb && chance(r, 10))
+		refresh_ids(st);
 	seq0 = st->seq[sock] + 1;
 	for (i = 0; i < n; i++) {
-		len += build_one(st, sock, &cmd[i], &d, len);
+		len += build_one(st, sock, &cmd[i], &d, len, &feat[i]);
 		dump |= d;
 		cmds[cmd[i]].sent++;
 	}
@@ -808,7 +1141,12 @@ static void nl_step(struct nl_state *st)
 	ms = (now() - t0) * 1000;
 	if (n == 1 && ms > cmds[cmd[0]].max_ms)
 		cmds[cmd[0]].max_ms = ms;
+	for (i = 0; i < n; i++)
+		for (b = 0; b < NR_FEAT; b++)
+			feat_sent[b] += (feat[i] >> b) & 1;
+	reply_feat = feat;
 	read_replies(st->fd[sock], cmd, seq0, seq0 + n - 1, dump);
+	reply_feat = NULL;
 }
 
 /* ---- the /dev/pbtrace side ---- */
@@ -1064,6 +1402,7 @@ static const char *cmd_name(int c)
 		N(LIST_EVENTS), N(REGISTER_DAEMON), N(DAEMON_GONE), N(GET_STATUS),
 		N(SET_SESSION), N(GET_CPU_STATS), N(GET_WATERMARK),
 		N(GET_SESSION_MACHINES), N(GET_MACHINES), N(GET_NAMES), N(LOAD_NAMES),
+		N(ADD_TRACEPOINTS), N(GET_SESSION_TRACEPOINTS),
 	};
 #undef N
 
@@ -1095,6 +1434,12 @@ static void report(double secs, unsigned long steps)
 			printf("errno %s %lu\n", strerror(e), errnos[e]);
 	for (c = 0; c < NR_DEV; c++)
 		printf("dev %s tried %lu ok %lu\n", dev_names[c], dev_tried[c], dev_ok[c]);
+	for (c = 0; member_kb && c < NR_FEAT; c++)
+		printf("feat %s sent %lu ok %lu\n", feat_names[c], feat_sent[c], feat_ok[c]);
+	printf("refused_EPERM %lu\nrefused_E2BIG %lu\nrefused_ENOMEM %lu\n"
+	       "refused_ENOSPC %lu\nrefused_EINVAL %lu\nlayouts %u\n",
+	       errnos[EPERM], errnos[E2BIG], errnos[ENOMEM], errnos[ENOSPC],
+	       errnos[EINVAL], nr_layouts);
 	printf("secs %.1f\nsteps %lu\nsent %lu\nok %lu\nerr %lu\nnoreply %lu\n"
 	       "mutated %lu\nnotifications %lu\nsends_failed %lu\nevents_known %u\n"
 	       "dev_bad %lu\nremote_bytes %lu\n", secs, steps, sent, ok, err,
@@ -1102,6 +1447,8 @@ static void report(double secs, unsigned long steps)
 	       remote_bytes);
 	if (dev_bad)
 		printf("dev_bad_last %s\n", dev_bad_why);
+	for (c = 0; member_kb && c < NR_REASONS && reasons[c].n; c++)
+		printf("reason %lu errno %s\n", reasons[c].n, reasons[c].msg);
 }
 
 /* The known events, from LIST_EVENTS, so most buffers name real ones. */
@@ -1238,6 +1585,110 @@ static int clear_names(struct nl_state *st)
 	return cmds[cmd].ok == 1 ? 0 : -1;
 }
 
+/*
+ * ---- the referee's side of a member run (root, while the member fuzzes) ----
+ *
+ * The module's own count of what the member holds (group_usage, root's)
+ * and the kernel's MemAvailable, sampled as often as the machine lets;
+ * and a heartbeat per CPU: the largest gap between two wakeups of a
+ * thread sleeping 2 ms there (a diagnostic: the machine is shared).
+ */
+static volatile bool stop_hb;
+static double hb_gap[256];
+
+static void *heartbeat(void *arg)
+{
+	long cpu = (long)arg;
+	struct timespec ts = { 0, 2000000 };
+	cpu_set_t set;
+	double t0, gap;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!stop_hb) {
+		t0 = now();
+		nanosleep(&ts, NULL);
+		gap = (now() - t0) * 1000 - 2;
+		if (gap > hb_gap[cpu])
+			hb_gap[cpu] = gap;
+	}
+	return NULL;
+}
+
+static long read_file(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+static long avail_kb(int fd)
+{
+	char buf[4096], *p;
+
+	if (read_file(fd, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "MemAvailable:");
+	return p ? strtol(p + 13, NULL, 10) : -1;
+}
+
+static int watch_member(pid_t child, unsigned int uid)
+{
+	unsigned long samples = 0, max_bytes = 0, max_sessions = 0, max_counters = 0;
+	int ufd = open("/sys/module/pbtrace/parameters/group_usage", O_RDONLY);
+	int mfd = open("/proc/meminfo", O_RDONLY);
+	struct timespec ts = { 0, 2000000 };
+	long a0 = avail_kb(mfd), amin = a0, a;
+	pthread_t hb[256];
+	char buf[4096];
+	long cpu, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int status = 0;
+
+	if (ufd < 0 || mfd < 0) {
+		perror("nl_fuzz: group_usage or meminfo");
+		return 1;
+	}
+	if (ncpu > 256)
+		ncpu = 256;
+	for (cpu = 0; cpu < ncpu; cpu++)
+		pthread_create(&hb[cpu], NULL, heartbeat, (void *)cpu);
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		char *line;
+		unsigned int u, n, c;
+		unsigned long long b;
+
+		read_file(ufd, buf, sizeof(buf));
+		for (line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			if (sscanf(line, "uid %u sessions %u bytes %llu counters %u", &u, &n, &b, &c) != 4 ||
+			    u != uid)
+				continue;
+			if (b > max_bytes)
+				max_bytes = b;
+			if (n > max_sessions)
+				max_sessions = n;
+			if (c > max_counters)
+				max_counters = c;
+		}
+		a = avail_kb(mfd);
+		if (a >= 0 && a < amin)
+			amin = a;
+		samples++;
+		nanosleep(&ts, NULL);
+	}
+	stop_hb = true;
+	for (cpu = 0; cpu < ncpu; cpu++)
+		pthread_join(hb[cpu], NULL);
+	fflush(stdout);
+	printf("samples %lu\nusage_max_bytes %lu\nusage_max_sessions %lu\n"
+	       "usage_max_counters %lu\navail_start_kb %ld\navail_min_kb %ld\n",
+	       samples, max_bytes, max_sessions, max_counters, a0, amin);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		printf("heartbeat_cpu%ld_max_gap_ms %.1f\n", cpu, hb_gap[cpu]);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
 	static struct nl_state st;
@@ -1246,7 +1697,7 @@ int main(int argc, char **argv)
 	unsigned long steps = 0, max_steps = 0;
 	bool threads = true, do_cleanup = false;
 	uint32_t new_kb = 0;
-	int uid = -1;
+	int uid = -1, gid = -1;
 	int new_nr = 0;
 	pthread_t dev;
 	int i;
@@ -1268,17 +1719,48 @@ int main(int argc, char **argv)
 			max_steps = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "-u") && i + 1 < argc)
 			uid = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-g") && i + 1 < argc)
+			gid = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-m") && i + 1 < argc)
+			member_kb = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--cleanup"))
 			do_cleanup = true;
 		else if (!strcmp(argv[i], "--new") && i + 2 < argc)
 			new_kb = strtoul(argv[i + 1], NULL, 0), new_nr = atoi(argv[i + 2]), i += 2;
 		else {
-			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-n STEPS] [-1] [-u UID] | --cleanup | --new SIZE_KB NR_BUFFERS\n");
+			fprintf(stderr, "usage: nl_fuzz [-s SEED] [-t SECS] [-n STEPS] [-1] [-u UID [-g GID] [-m BUDGET_KB]] | --cleanup | --new SIZE_KB NR_BUFFERS\n");
 			return 2;
 		}
 	}
+	/*
+	 * A member run: the layouts while still root; then root watches
+	 * (watch_member) while a child fuzzes as the member. /dev/pbtrace is
+	 * root's (0600): no device thread.
+	 */
+	if (member_kb) {
+		gid_t g = gid;
+		pid_t child;
+
+		if (uid < 0 || gid < 0) {
+			fprintf(stderr, "nl_fuzz: -m needs -u UID -g GID\n");
+			return 2;
+		}
+		load_layouts();
+		threads = false;
+		fflush(stdout);
+		child = fork();
+		if (child < 0)
+			return 1;
+		if (child)
+			return watch_member(child, uid);
+		if (setgroups(1, &g) || setgid(uid) || setuid(uid)) {
+			perror("nl_fuzz: becoming the member");
+			return 1;
+		}
+	}
 	/* Before any socket: a socket keeps its opener's credentials. */
-	if (uid >= 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid))) {
+	if (!member_kb && uid >= 0 &&
+	    (setgroups(gid >= 0, (gid_t[]){ gid }) || setgid(uid) || setuid(uid))) {
 		perror("nl_fuzz: dropping privileges");
 		return 1;
 	}
@@ -1326,5 +1808,11 @@ int main(int argc, char **argv)
 		if (st.fd[i] >= 0)
 			close(st.fd[i]);
 	report(now() - t0, steps);
+	if (member_kb) {	/* the member destroys its own sessions */
+		fflush(stdout);
+		st.fd[0] = nl_open();
+		i = cleanup(&st);
+		printf("member_sessions_left %d\n", i);
+	}
 	return 0;
 }
