@@ -338,8 +338,14 @@ full:
 	return -EMSGSIZE;
 }
 
-int pbt_nl_cpu_stats_dump(struct sk_buff *skb,
-			  struct netlink_callback *cb)
+/*
+ * A dump of session cb->args[0]'s buffers, buffer cb->args[1] on, as
+ * messages @fill writes, until @skb is full or the buffers are done.
+ */
+static int dump_buffers(struct sk_buff *skb, struct netlink_callback *cb,
+			int (*fill)(struct sk_buff *skb,
+				    struct netlink_callback *cb,
+				    struct pbt_session *s))
 {
 	struct pbt_session *s = pbt_session_get(cb->args[0]);
 	int ret = 0;
@@ -348,13 +354,18 @@ int pbt_nl_cpu_stats_dump(struct sk_buff *skb,
 		return 0;
 	mutex_lock(&pbt_sessions_lock);
 	while (!ret && cb->args[1] < s->params.nr_buffers)
-		ret = fill_cpu_stats(skb, cb, s);
+		ret = fill(skb, cb, s);
 	mutex_unlock(&pbt_sessions_lock);
 	pbt_session_put(s);
 	/* A message that does not fit an empty skb would loop forever. */
 	if (ret && !skb->len)
 		return ret;
 	return skb->len;
+}
+
+int pbt_nl_cpu_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dump_buffers(skb, cb, fill_cpu_stats);
 }
 
 /*
@@ -433,20 +444,7 @@ full:
 
 int pbt_nl_tps_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct pbt_session *s = pbt_session_get(cb->args[0]);
-	int ret = 0;
-
-	if (!s)			/* destroyed since start: the dump ends */
-		return 0;
-	mutex_lock(&pbt_sessions_lock);
-	while (!ret && cb->args[1] < s->params.nr_buffers)
-		ret = fill_tps(skb, cb, s);
-	mutex_unlock(&pbt_sessions_lock);
-	pbt_session_put(s);
-	/* A message that does not fit an empty skb would loop forever. */
-	if (ret && !skb->len)
-		return ret;
-	return skb->len;
+	return dump_buffers(skb, cb, fill_tps);
 }
 
 /* One buffer's watermarks; nothing for a buffer without one (yet). */
