@@ -1065,20 +1065,12 @@ static size_t build_one(struct nl_state *st, int sock, uint8_t *cmdp,
 	return len;
 }
 
-/*
- * A member's ids: its own live sessions, from a GET_SESSION dump (a
- * member's lists only its own), so that most requests name one; not
- * counted.
- */
-static void refresh_ids(struct nl_state *st)
+/* A dump of @cmd with no attribute on socket 0, its replies read. */
+static void dump_all(struct nl_state *st, uint8_t cmd)
 {
 	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
-	struct cmd_count saved = cmds[PBTRACE_CMD_GET_SESSION];
 	struct msg *m = st->m;
-	uint8_t cmd = PBTRACE_CMD_GET_SESSION;
 
-	if (st->fd[0] < 0)
-		return;
 	m->off = 0;
 	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN;
 	m->nlh.nlmsg_type = family;
@@ -1087,11 +1079,25 @@ static void refresh_ids(struct nl_state *st)
 	m->g.cmd = cmd;
 	m->g.version = PBTRACE_GENL_VERSION;
 	m->g.reserved = 0;
+	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k)) >= 0)
+		read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], true);
+}
+
+/*
+ * A member's ids: its own live sessions, from a GET_SESSION dump (a
+ * member's lists only its own), so that most requests name one; not
+ * counted.
+ */
+static void refresh_ids(struct nl_state *st)
+{
+	struct cmd_count saved = cmds[PBTRACE_CMD_GET_SESSION];
+
+	if (st->fd[0] < 0)
+		return;
 	pthread_mutex_lock(&ids_lock);
 	nr_ids = 0;
 	pthread_mutex_unlock(&ids_lock);
-	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k)) >= 0)
-		read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], true);
+	dump_all(st, PBTRACE_CMD_GET_SESSION);
 	cmds[PBTRACE_CMD_GET_SESSION] = saved;
 }
 
@@ -1454,19 +1460,7 @@ static void report(double secs, unsigned long steps)
 /* The known events, from LIST_EVENTS, so most buffers name real ones. */
 static void learn_events(struct nl_state *st)
 {
-	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
-	struct msg *m = st->m;
-	uint8_t cmd = PBTRACE_CMD_LIST_EVENTS;
-
-	m->off = 0;
-	m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN;
-	m->nlh.nlmsg_type = family;
-	m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP;
-	m->nlh.nlmsg_seq = ++st->seq[0];
-	m->g.cmd = cmd;
-	m->g.version = PBTRACE_GENL_VERSION;
-	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k)) >= 0)
-		read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], true);
+	dump_all(st, PBTRACE_CMD_LIST_EVENTS);
 	memset(cmds, 0, sizeof(cmds));
 }
 
