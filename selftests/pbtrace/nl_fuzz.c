@@ -1065,8 +1065,11 @@ static size_t build_one(struct nl_state *st, int sock, uint8_t *cmdp,
 	return len;
 }
 
-/* A dump of @cmd with no attribute on socket 0, its replies read. */
-static void dump_all(struct nl_state *st, uint8_t cmd)
+/*
+ * A dump of @cmd with no attribute on socket 0, its replies read; -1 if
+ * it could not be sent.
+ */
+static int dump_all(struct nl_state *st, uint8_t cmd)
 {
 	struct sockaddr_nl k = { .nl_family = AF_NETLINK };
 	struct msg *m = st->m;
@@ -1079,8 +1082,10 @@ static void dump_all(struct nl_state *st, uint8_t cmd)
 	m->g.cmd = cmd;
 	m->g.version = PBTRACE_GENL_VERSION;
 	m->g.reserved = 0;
-	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k)) >= 0)
-		read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], true);
+	if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k)) < 0)
+		return -1;
+	read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], true);
+	return 0;
 }
 
 /*
@@ -1518,18 +1523,9 @@ static int cleanup(struct nl_state *st)
 	for (pass = 0; pass < 2; pass++) {
 		nr_ids = 0;
 		/* Session ids come back in GET_SESSION's dump: note them. */
-		m->off = 0;
-		m->nlh.nlmsg_len = NLMSG_HDRLEN + GENL_HDRLEN;
-		m->nlh.nlmsg_type = family;
-		m->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP;
-		m->nlh.nlmsg_seq = ++st->seq[0];
-		m->g.cmd = cmd;
-		m->g.version = PBTRACE_GENL_VERSION;
 		memset(cmds, 0, sizeof(cmds));
-		if (sendto(st->fd[0], m, m->nlh.nlmsg_len, 0, (struct sockaddr *)&k,
-			   sizeof(k)) < 0)
+		if (dump_all(st, cmd) < 0)
 			return -1;
-		read_replies(st->fd[0], &cmd, st->seq[0], st->seq[0], true);
 		if (cmds[cmd].ok != 1)
 			return -1;
 		if (pass)
