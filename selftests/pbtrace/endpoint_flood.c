@@ -4,13 +4,15 @@
  * (endpoint_flood_test.sh, issue 21): ADDRS loopback addresses, 127.1.X.Y,
  * each holding CONNS connections that never say a word and reopening each
  * one as soon as the host closes it; and STORM threads that connect and
- * reset as fast as they can, each time from another address of 127.2/16.
- * None of them ever sends a byte: they only take room.
+ * reset as fast as they can, each time from the next of the same ADDRS
+ * addresses. None of them ever sends a byte: they only take room.
  *
  *   endpoint_flood PORT ADDRS CONNS SECS [STORM]
  *
  * Runs SECS seconds, printing a line a second ("held N closed_by_host N
- * storm N failed N"), then the totals, and exits 0.
+ * storm N failed N attempts/s N": connects begun in that second, holders'
+ * and storm's), then the totals ("total opened N closed_by_host N storm N
+ * failed N attempts N secs S rate R/s"), and exits 0.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,9 +31,17 @@
 
 #define MAX_SLOTS	8192
 
-static unsigned int port;
+static unsigned int port, addrs;
 static atomic_int stop;
-static atomic_long storm_conns, storm_failed;
+static atomic_long storm_conns, storm_failed, attempts;
+
+/* The @i-th of the ADDRS addresses, 127.1.0.1 on. */
+static struct in_addr crowd_addr(unsigned int i)
+{
+	struct in_addr a = { .s_addr = htonl(0x7f010000 + 1 + i % addrs) };
+
+	return a;
+}
 
 struct slot {
 	int fd;
@@ -81,13 +91,11 @@ static void reset(int fd)
 static void *storm(void *arg)
 {
 	unsigned int i = (unsigned int)(uintptr_t)arg * 7919;
-	struct in_addr src;
 	int fd;
 
 	while (!atomic_load(&stop)) {
-		i++;
-		src.s_addr = htonl(0x7f020000 | (i & 0xffff));
-		fd = open_from(src, 0);
+		atomic_fetch_add(&attempts, 1);
+		fd = open_from(crowd_addr(i++), 0);
 		if (fd < 0) {
 			atomic_fetch_add(&storm_failed, 1);
 			usleep(1000);
@@ -103,9 +111,9 @@ int main(int argc, char **argv)
 {
 	static struct slot s[MAX_SLOTS];
 	static struct pollfd p[MAX_SLOTS];
-	unsigned int addrs, conns, secs, nstorm, n, i;
-	long closed = 0, failed = 0, opened = 0;
-	double end, next;
+	unsigned int conns, secs, nstorm, n, i;
+	long closed = 0, failed = 0, opened = 0, last = 0;
+	double start, end, next;
 	pthread_t t[64];
 	char b[256];
 
@@ -127,15 +135,17 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < n; i++) {
 		s[i].fd = -1;
-		s[i].src.s_addr = htonl(0x7f010000 + 1 + i / conns);
+		s[i].src = crowd_addr(i / conns);
 	}
 	for (i = 0; i < nstorm; i++)
 		pthread_create(&t[i], NULL, storm, (void *)(uintptr_t)i);
-	end = now() + secs;
-	next = now() + 1;
+	start = now();
+	end = start + secs;
+	next = start + 1;
 	while (now() < end) {
 		for (i = 0; i < n; i++) {
 			if (s[i].fd < 0) {
+				atomic_fetch_add(&attempts, 1);
 				s[i].fd = open_from(s[i].src, 1);
 				s[i].connecting = 1;
 				if (s[i].fd < 0)
@@ -173,12 +183,14 @@ int main(int argc, char **argv)
 		}
 		if (now() >= next) {
 			unsigned int held = 0;
+			long a = atomic_load(&attempts);
 
 			for (i = 0; i < n; i++)
 				held += s[i].fd >= 0 && !s[i].connecting;
-			printf("held %u closed_by_host %ld storm %ld failed %ld\n",
+			printf("held %u closed_by_host %ld storm %ld failed %ld attempts/s %ld\n",
 			       held, closed, atomic_load(&storm_conns),
-			       failed + atomic_load(&storm_failed));
+			       failed + atomic_load(&storm_failed), a - last);
+			last = a;
 			next += 1;
 		}
 	}
@@ -188,8 +200,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (s[i].fd >= 0)
 			reset(s[i].fd);
-	printf("total opened %ld closed_by_host %ld storm %ld failed %ld\n",
+	printf("total opened %ld closed_by_host %ld storm %ld failed %ld attempts %ld secs %.1f rate %.0f/s\n",
 	       opened, closed, atomic_load(&storm_conns),
-	       failed + atomic_load(&storm_failed));
+	       failed + atomic_load(&storm_failed), atomic_load(&attempts),
+	       now() - start, atomic_load(&attempts) / (now() - start));
 	return 0;
 }

@@ -26,7 +26,8 @@
  * each prints what the host answered and exits 0 only if it was admitted:
  *
  *   relay_hostile join PORT NAME HINT      vsock: HELLO, WELCOME, GOODBYE;
- *                                          prints "welcome ID"
+ *                                          prints "welcome ID" (and on
+ *                                          stderr the ms to WELCOME)
  *   relay_hostile tcpjoin PORT KEY NAME HINT   TCP: HELLO, AUTH with KEY,
  *                                          a PING answered, GOODBYE
  *   relay_hostile squat PORT NAME HINT SECS    TCP: HELLO (a replayed
@@ -492,17 +493,23 @@ static size_t goodbye(uint8_t *b, uint32_t seq)
 }
 
 /* vsock: HELLO, expect WELCOME; the machine id or -1 if refused. */
+static double now_s(void);
+
+/* Says on stderr how long from the connect's start to the WELCOME. */
 static int join(const char *name, const char *hint)
 {
 	uint8_t b[512], w[88];
 	size_t n = hello_hint(b, name, hint);
 	int fd, id = -1;
+	double t0 = now_s();
 
 	if (!n)
 		return -2;
 	fd = connect_ep();
 	send_all(fd, b, n);
 	if (!recv_n(fd, w, sizeof(w)) && w[5] == 2) {
+		fprintf(stderr, "join: WELCOME %.0f ms after the connect began\n",
+			(now_s() - t0) * 1e3);
 		id = (int)get32(w + 16);
 		send_all(fd, b, goodbye(b, 1));
 		host_closes(fd);

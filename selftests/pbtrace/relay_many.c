@@ -18,6 +18,8 @@
  *   -H SECS   each stays SECS after it is admitted, pinging every second
  *   -f ADDR   connect from this source address (127.0.0.2 ...)
  *   -n NAME   every relay says NAME in its HELLO (hint and key still i's)
+ *   -T        "NAME welcome ID in MS ms": from the connect's start to the
+ *             answered PING that shows the host admitted it
  *
  * Prints "NAME welcome ID", "NAME session SID" or "NAME refused" per
  * relay, then "admitted N refused M"; exits 0 if all were admitted.
@@ -49,7 +51,7 @@ enum { HELLO = 1, WELCOME, AUTH, CONTROL, CHUNK, PING, PONG, GOODBYE };
 
 static unsigned int port, first, count, jobs = 1, hold_secs;
 static const char *prefix, *key_hex, *from_addr, *same_name;
-static int want_session, spread;
+static int want_session, spread, timed;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int next_relay, admitted, refused;
 
@@ -63,7 +65,16 @@ struct relay {
 	int fd;
 	uint8_t hello[512];
 	size_t hello_len;
+	double admit_ms;		/* connect to the answered PING */
 };
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 static int relay_key(struct relay *r)
 {
@@ -217,6 +228,7 @@ static int run_relay(struct relay *r, uint8_t *b, size_t size, uint32_t *id,
 {
 	uint8_t mac[32], want[32], *w = b, pkt[256];
 	const uint8_t *rn = r->hello + 32, *hn;
+	double t0 = now_ms();
 	unsigned int s;
 
 	r->fd = connect_host(r);
@@ -243,6 +255,7 @@ static int run_relay(struct relay *r, uint8_t *b, size_t size, uint32_t *id,
 	if (send_frame(r, b, AUTH, 32, 0) || ping(r, b, 1) ||
 	    wait_for(r, b, size, 0, NULL))
 		return -1;
+	r->admit_ms = now_ms() - t0;
 	if (want_session && wait_for(r, b, size, 1, sid))
 		return -1;
 	for (s = 0; s < hold_secs; s++) {
@@ -287,6 +300,9 @@ static void *worker(void *arg)
 			printf("%s refused\n", r.name);
 		else if (want_session)
 			printf("%s session %u machine %u\n", r.name, sid, id);
+		else if (timed)
+			printf("%s welcome %u in %.0f ms\n", r.name, id,
+			       r.admit_ms);
 		else
 			printf("%s welcome %u\n", r.name, id);
 		if (ret)
@@ -305,8 +321,11 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int c;
 
-	while ((c = getopt(argc, argv, "j:asH:f:n:")) != -1) {
+	while ((c = getopt(argc, argv, "j:asH:f:n:T")) != -1) {
 		switch (c) {
+		case 'T':
+			timed = 1;
+			break;
 		case 'a':
 			spread = 1;
 			break;
@@ -330,7 +349,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 5 || !jobs || jobs > 64) {
-		fprintf(stderr, "usage: relay_many PORT PREFIX FIRST COUNT KEYHEX [-j JOBS] [-s] [-H SECS] [-f ADDR] [-n NAME]\n");
+		fprintf(stderr, "usage: relay_many PORT PREFIX FIRST COUNT KEYHEX [-j JOBS] [-s] [-H SECS] [-f ADDR] [-n NAME] [-T]\n");
 		return 2;
 	}
 	port = (unsigned int)atoi(argv[optind]);
