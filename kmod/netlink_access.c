@@ -139,7 +139,8 @@ int pbt_pre_doit(const struct pbt_genl_split_ops *ops,
 /*
  * What a member may not ask for: relayed machines (a member's session
  * would take guests from root's sessions). What it may hold is its
- * budget, @p->limits, which session.c checks against what the uid holds.
+ * budget, @p->limits (pbt_nl_who_asks()), which session.c checks against
+ * what the uid holds.
  */
 int pbt_nl_member_limits(struct sk_buff *skb, struct genl_info *info,
 			 struct pbt_session_params *p)
@@ -154,13 +155,6 @@ int pbt_nl_member_limits(struct sk_buff *skb, struct genl_info *info,
 			return -EPERM;
 		}
 	}
-	p->limits = (struct pbt_limits) {
-		.max_bytes = (u64)READ_ONCE(group_max_kb) * 1024,
-		.max_sessions = READ_ONCE(group_max_sessions),
-		.max_counters = READ_ONCE(group_max_counters),
-		.max_filter_cost = PBT_FILTER_MEMBER_COST,
-		.max_filters_cost = PBT_FILTER_MEMBER_SESSION_COST,
-	};
 	return 0;
 }
 
@@ -173,4 +167,14 @@ void pbt_nl_who_asks(struct sk_buff *skb, struct pbt_session_params *p)
 {
 	p->cred = get_current_cred();
 	p->member = !netlink_capable(skb, CAP_SYS_ADMIN);
+	if (!p->member)
+		return;
+	/* Known before parsing: pbt_tp_parse() refuses too many at once. */
+	p->limits = (struct pbt_limits) {
+		.max_bytes = (u64)READ_ONCE(group_max_kb) * 1024,
+		.max_sessions = READ_ONCE(group_max_sessions),
+		.max_counters = READ_ONCE(group_max_counters),
+		.max_filter_cost = PBT_FILTER_MEMBER_COST,
+		.max_filters_cost = PBT_FILTER_MEMBER_SESSION_COST,
+	};
 }

@@ -884,6 +884,27 @@ static int parse_tp(struct nlattr *attr, struct pbt_tp_params *p,
 }
 
 /*
+ * A member's @n tracepoints need a counter each on every online CPU: past
+ * its whole budget, refuse them before check_id() makes a counter for each
+ * (in a kworker, under the genl mutex: seconds for 80 under TCG).
+ * session.c's check_budget_locked() still counts what the uid holds.
+ */
+static int check_member_counters(struct nlattr *nest, u32 n,
+				 const struct pbt_session_params *who,
+				 struct netlink_ext_ack *extack)
+{
+	u64 counters = (u64)n * num_online_cpus();
+
+	if (!who->member || counters <= who->limits.max_counters)
+		return 0;
+	PBT_ERR_MSG_ATTR_FMT(extack, nest,
+			     "needs more counters (tracepoints x CPUs) than this uid has left (group_max_counters): fewer tracepoints",
+			     "needs %llu counters (tracepoints x CPUs), a uid may hold %u (group_max_counters)",
+			     counters, who->limits.max_counters);
+	return -E2BIG;
+}
+
+/*
  * PBTRACE_A_BUFFER_TRACEPOINTS into bp->tps (kvmalloc'd, freed by
  * pbt_params_free()); @session_total counts them over the session's
  * buffers against PBTRACE_MAX_TRACEPOINTS.
@@ -905,6 +926,9 @@ int pbt_tp_parse(struct nlattr *nest, struct pbt_buffer_params *bp,
 		NL_SET_ERR_MSG_ATTR(extack, nest, "too many tracepoints: at most 2048 per session, all buffers");
 		return -E2BIG;
 	}
+	ret = check_member_counters(nest, *session_total + n, who, extack);
+	if (ret)
+		return ret;
 	bp->tps = kvcalloc(n, sizeof(*bp->tps), GFP_KERNEL_ACCOUNT);
 	if (!bp->tps)
 		return -ENOMEM;
