@@ -76,6 +76,7 @@ int pbt_nl_get_session(struct sk_buff *skb, struct genl_info *info);
 int pbt_nl_get_session_start(struct netlink_callback *cb);
 int pbt_nl_get_session_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int pbt_nl_session_dump_start(struct netlink_callback *cb);
+struct pbt_session *pbt_nl_dump_session(struct netlink_callback *cb);
 int pbt_nl_cpu_stats_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int pbt_nl_tps_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int pbt_nl_get_watermark(struct sk_buff *skb, struct genl_info *info);

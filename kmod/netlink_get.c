@@ -342,16 +342,29 @@ full:
  * A dump of session cb->args[0]'s buffers, buffer cb->args[1] on, as
  * messages @fill writes, until @skb is full or the buffers are done.
  */
+/*
+ * The session a per-session dump began on (cb->args[0]). Destroyed since:
+ * NULL, and the dump ends in -ENOENT, not in a list cut short.
+ */
+struct pbt_session *pbt_nl_dump_session(struct netlink_callback *cb)
+{
+	struct pbt_session *s = pbt_session_get(cb->args[0]);
+
+	if (!s)
+		NL_SET_ERR_MSG(cb->extack, "the session was destroyed during the dump");
+	return s;
+}
+
 static int dump_buffers(struct sk_buff *skb, struct netlink_callback *cb,
 			int (*fill)(struct sk_buff *skb,
 				    struct netlink_callback *cb,
 				    struct pbt_session *s))
 {
-	struct pbt_session *s = pbt_session_get(cb->args[0]);
+	struct pbt_session *s = pbt_nl_dump_session(cb);
 	int ret = 0;
 
-	if (!s)			/* destroyed since start: the dump ends */
-		return 0;
+	if (!s)
+		return -ENOENT;
 	mutex_lock(&pbt_sessions_lock);
 	while (!ret && cb->args[1] < s->params.nr_buffers)
 		ret = fill(skb, cb, s);

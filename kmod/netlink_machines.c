@@ -87,11 +87,11 @@ full:
 int pbt_nl_session_machines_dump(struct sk_buff *skb,
 				 struct netlink_callback *cb)
 {
-	struct pbt_session *s = pbt_session_get(cb->args[0]);
+	struct pbt_session *s = pbt_nl_dump_session(cb);
 	int ret = 0;
 
-	if (!s)			/* destroyed since start: the dump ends */
-		return 0;
+	if (!s)
+		return -ENOENT;
 	while (!ret && !cb->args[2])
 		ret = fill_session_machines(skb, cb, s);
 	pbt_session_put(s);

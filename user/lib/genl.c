@@ -195,12 +195,43 @@ static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 	return NL_STOP;
 }
 
+/*
+ * NLMSG_DONE holds the dump's own result: an int, negative when the dump
+ * failed part way (a session destroyed during it), then the extack TLVs.
+ */
+static const char *done_msg(struct nlmsghdr *nlh)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	int len = (int)nlh->nlmsg_len - (int)NLMSG_LENGTH(sizeof(int));
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || len <= 0 ||
+	    nla_parse(tb, NLMSGERR_ATTR_MAX,
+		      (struct nlattr *)((char *)nlmsg_data(nlh) + sizeof(int)),
+		      len, NULL) < 0 || !tb[NLMSGERR_ATTR_MSG] ||
+	    nla_len(tb[NLMSGERR_ATTR_MSG]) < 1 ||
+	    ((char *)nla_data(tb[NLMSGERR_ATTR_MSG]))[nla_len(tb[NLMSGERR_ATTR_MSG]) - 1])
+		return NULL;
+	return nla_data(tb[NLMSGERR_ATTR_MSG]);
+}
+
 static int on_done(struct nl_msg *msg, void *arg)
 {
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	struct request *r = arg;
+	const char *why;
+	int err = 0;
 
-	(void)msg;
 	r->done = true;
+	if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+		memcpy(&err, nlmsg_data(nlh), sizeof(err));
+	if (err >= 0 || r->err)
+		return NL_STOP;
+	r->err = err;
+	why = done_msg(nlh);
+	if (why)
+		set_err(r->nl, "%s (%s)", why, strerror(-err));
+	else
+		set_err(r->nl, "%s", strerror(-err));
 	return NL_STOP;
 }
 
