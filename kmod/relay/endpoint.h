@@ -142,7 +142,9 @@ struct ep_conn {
 	u64 pong_recv[FRAME_NR_CLOCKS];	/* host t2 */
 	u64 pong_reply[FRAME_NR_CLOCKS]; /* host t3 */
 	u8 *rx;
-	size_t rx_size;			/* EP_PENDING_RX, EP_RX_SIZE once authed */
+	size_t rx_size;			/* EP_PENDING_RX; EP_RX_SIZE once authed
+					 * and a frame needs more
+					 */
 	size_t have;
 	/* CONTROL is largest */
 	u8 tx[FRAME_HDR_LEN + 16 + FRAME_EVENTS_MAX + FRAME_TAG_LEN];

@@ -92,7 +92,10 @@ static int ep_expired(struct ep_conn *c, unsigned long hello_end,
 	return 0;
 }
 
-/* Proved itself: the buffer a whole chunk fits in, with what it holds. */
+/*
+ * Proved itself, and a frame fills the small buffer: the one a whole chunk
+ * fits in, with what it holds. A guest that only pings never needs it.
+ */
 static int ep_rx_grow(struct ep_conn *c)
 {
 	u8 *rx = kvmalloc(EP_RX_SIZE, GFP_KERNEL);
@@ -118,11 +121,14 @@ static int ep_serve(struct ep_conn *c)
 
 	frame_parser_init(&c->ps, FRAME_ROLE_HOST, c->tcp);
 	while (!kthread_should_stop()) {
-		if (c->authed && c->rx_size < EP_RX_SIZE && ep_rx_grow(c))
-			return -ENOMEM;
-		if (c->have == c->rx_size) {	/* no handshake frame is that long */
-			c->bad = FRAME_E_LENGTH;
-			return -EBADMSG;
+		if (c->have == c->rx_size) {
+			/* No handshake frame is that long; a chunk may be. */
+			if (!c->authed || c->rx_size >= EP_RX_SIZE) {
+				c->bad = FRAME_E_LENGTH;
+				return -EBADMSG;
+			}
+			if (ep_rx_grow(c))
+				return -ENOMEM;
 		}
 		vec.iov_base = c->rx + c->have;
 		vec.iov_len = c->rx_size - c->have;
