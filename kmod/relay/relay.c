@@ -430,7 +430,11 @@ static int relay_thread(void *arg)
 			backoff = BACKOFF_MIN_MS;
 		}
 		rst.backoff_ms = backoff;
-		relay_sleep(backoff);
+		/*
+		 * Half of it, and a random part of the other half: the guests
+		 * of one host lose it together, and would come back together.
+		 */
+		relay_sleep(backoff / 2 + get_random_u32() % (backoff / 2 + 1));
 		backoff = min(backoff * 2, BACKOFF_MAX_MS);
 	}
 	relay_wait_stop();

@@ -655,7 +655,9 @@ static void close_relay(struct relay *r, bool again)
 		return;
 	}
 	r->st = IDLE;
-	r->wake = now() + r->backoff;
+	/* As the kernel's relay: half the backoff and a random part of the rest. */
+	r->wake = now() + r->backoff / 2 +
+		  (uint64_t)random() % (r->backoff / 2 + 1);
 	r->backoff = r->backoff * 2 > 5000000000ull ? 5000000000ull
 						    : r->backoff * 2;
 }
