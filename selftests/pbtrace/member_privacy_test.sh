@@ -109,13 +109,17 @@ data_sources { config { name: "linux.perf" target_buffer: 0
 EOF
 chmod 644 "$W/c.pbtx"
 
-# opener PATH LOG: cat PATH $OPENS times (ENOENT), under strace when it
-# is there (its log LOG.I).
+# opener PATH LOG: open PATH $OPENS times (ENOENT), under strace when it
+# is there (its log LOG.I). The path is in the environment, not in argv:
+# the process tree traced writes when it sees the session start is every
+# process's command line, as /proc shows it to any user (docs/security.md),
+# and on a loaded machine that can be after the opens began.
 STRACE=$(command -v strace)
 opener() {
 	local i=0
 	while [ $i -lt "$OPENS" ]; do
-		${STRACE:+$STRACE -qq -e trace=openat -o "$2.$i"} cat "$1" 2>/dev/null
+		P=$1 ${STRACE:+$STRACE -qq -e trace=openat -o "$2.$i"} \
+			bash -c ': <"$P"' 2>/dev/null
 		i=$((i + 1))
 	done
 }
@@ -198,7 +202,7 @@ check_files() {
 	# Which tasks opened which path: root's file has both (checked below).
 	RPIDS=$(tids "$W/root.pftrace" "$ROOT_TAG")
 	MPIDS=$(tids "$W/root.pftrace" "$MEM_TAG")
-	note "root's cats: ${RPIDS:=-1}; the member's: ${MPIDS:=-1}"
+	note "root's openers: ${RPIDS:=-1}; the member's: ${MPIDS:=-1}"
 	note "--- the member's file"
 	eq "$(paths "$W/m/member.pftrace" "$MEM_TAG")" "$OPENS" \
 		"member, trace_processor: its own path in filename $OPENS times"
@@ -208,7 +212,7 @@ check_files() {
 		"member, protoc: root's path nowhere in the decoded file"
 	eq "$(grep -ac "$ROOT_TAG" "$W/m/member.pftrace")" 0 \
 		"member: root's path in no byte of the file"
-	# Every openat of root's cats (ld.so's and locale's too), as root's
+	# Every openat of root's openers (ld.so's and locale's too), as root's
 	# file has them with their paths.
 	n=$(tp_value "$W/root.pftrace" "select count(*) from ftrace_event e
 		join thread t using (utid) join args a using (arg_set_id)
@@ -216,15 +220,15 @@ check_files() {
 		and t.tid in ($RPIDS)")
 	[[ $n -ge $OPENS ]] || n="at least $OPENS"
 	eq "$(omitted "$W/m/member.pftrace" "$RPIDS")" "$n" \
-		"member, trace_processor: each of root's cats' openats is there, filename_omitted = 1"
+		"member, trace_processor: each of root's openers' openats is there, filename_omitted = 1"
 	eq "$(omitted "$W/m/member.pftrace" "$MPIDS")" 0 \
 		"member, trace_processor: none of its own opens omitted"
 	IFS='|' read -ra m < <(samples "$W/m/member.pftrace" "$MPIDS")
-	note "member's file, member's cats: ${m[*]:-?} (samples|user|unwind_error)"
+	note "member's file, member's openers: ${m[*]:-?} (samples|user|unwind_error)"
 	gt0 "${m[1]:-}" "member, trace_processor: its own samples have user frames"
 	eq "${m[2]:-x}" 0 "member, trace_processor: its own samples have no unwind_error"
 	IFS='|' read -ra r < <(samples "$W/m/member.pftrace" "$RPIDS")
-	note "member's file, root's cats: ${r[*]:-?}"
+	note "member's file, root's openers: ${r[*]:-?}"
 	gt0 "${r[0]:-}" "member, trace_processor: root's opens sampled (kernel frames)"
 	eq "${r[1]:-x}" 0 "member, trace_processor: no user frame of root's program"
 	eq "${r[2]:-x}" "${r[0]:-y}" "member, trace_processor: each of root's samples has unwind_error"
@@ -240,7 +244,7 @@ check_files() {
 		"root, protoc: nothing omitted"
 	IFS='|' read -ra r < <(samples "$W/root.pftrace" "$RPIDS")
 	IFS='|' read -ra m < <(samples "$W/root.pftrace" "$MPIDS")
-	note "root's file: root's cats ${r[*]:-?}, the member's ${m[*]:-?}"
+	note "root's file: root's openers ${r[*]:-?}, the member's ${m[*]:-?}"
 	gt0 "${r[1]:-}" "root, trace_processor: root's samples have user frames"
 	gt0 "${m[1]:-}" "root, trace_processor: the member's samples have user frames"
 	for f in "$W/m/member.pftrace" "$W/root.pftrace"; do
