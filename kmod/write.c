@@ -178,10 +178,47 @@ static __always_inline bool try_event(struct pbt_writer *w, u64 ts, pid_t pid,
 	return false;
 }
 
+static __always_inline bool written(struct pbtrace_cpu_stats *st,
+				    struct pbt_writer *w, const u8 *start)
+{
+	w->events++;
+	stat_add(&st->events_written, 1);
+	stat_add(&st->bytes_written, w->pb.p - start);
+	return true;
+}
+
 /*
- * One FtraceEvent, native or generic (@tp), sealing a full chunk and
- * trying once more in a new one: the one seal-and-retry loop. False if
- * it could not be written.
+ * write_full()'s way when the event is not in the open chunk: open one,
+ * or seal the full one, and try once in the new one: the one
+ * seal-and-retry path, native and generic. Out of line, so that the
+ * probe's path is the first try alone (a loop around both cost the
+ * storm 12 instructions an event, tools/bench/run).
+ */
+static noinline bool write_retry(struct pbt_buffer *b, struct pbt_writer *w,
+				 u32 cpu, u64 ts, pid_t pid,
+				 pbt_encode_fn encode, const void *arg,
+				 int id, const struct pbt_tp *tp)
+{
+	struct pbtrace_cpu_stats *st = &b->stats[cpu];
+	u8 *start;
+
+	if (w->chunk) {
+		/* An event that does not fit an empty chunk never will. */
+		if (!w->events)
+			return count_lost(w, &st->lost_too_large);
+		pbt_seal_chunk(b, w, cpu);
+	}
+	if (!pbt_open_chunk(b, w, cpu))
+		return count_lost(w, &st->lost_full);
+	start = w->pb.p;
+	if (try_event(w, ts, pid, encode, arg, id, tp))
+		return written(st, w, start);
+	return count_lost(w, &st->lost_too_large);
+}
+
+/*
+ * One FtraceEvent, native or generic (@tp), into the open chunk, else
+ * by write_retry(). False if it could not be written.
  */
 static __always_inline bool write_full(struct pbt_buffer *b,
 				       struct pbt_writer *w, u32 cpu, u64 ts,
@@ -189,26 +226,11 @@ static __always_inline bool write_full(struct pbt_buffer *b,
 				       const void *arg, int id,
 				       const struct pbt_tp *tp)
 {
-	struct pbtrace_cpu_stats *st = &b->stats[cpu];
-	int tries;
-	u8 *start;
+	u8 *start = w->pb.p;
 
-	for (tries = 0; tries < 2; tries++) {
-		if (!w->chunk && !pbt_open_chunk(b, w, cpu))
-			return count_lost(w, &st->lost_full);
-		start = w->pb.p;
-		if (try_event(w, ts, pid, encode, arg, id, tp)) {
-			w->events++;
-			stat_add(&st->events_written, 1);
-			stat_add(&st->bytes_written, w->pb.p - start);
-			return true;
-		}
-		/* An event that does not fit an empty chunk never will. */
-		if (!w->events)
-			break;
-		pbt_seal_chunk(b, w, cpu);
-	}
-	return count_lost(w, &st->lost_too_large);
+	if (likely(w->chunk) && try_event(w, ts, pid, encode, arg, id, tp))
+		return written(&b->stats[cpu], w, start);
+	return write_retry(b, w, cpu, ts, pid, encode, arg, id, tp);
 }
 
 /*
@@ -484,7 +506,7 @@ static void encode_tp(struct pb_buf *pb, const void *arg)
 	u8 *len;
 
 	len = pb_nest_begin(pb, r->tp->p.layout.proto_id, PBT_TP_BODY_WIDTH);
-	pbt_tp_encode(pb, &r->tp->p.layout, r->rec, r->size);
+	pbt_tp_encode_fast(pb, r->tp->fast, &r->tp->p.layout, r->rec, r->size);
 	pb_nest_end(pb, len, PBT_TP_BODY_WIDTH);
 }
 
