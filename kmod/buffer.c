@@ -35,9 +35,24 @@ static void *vzalloc_account(size_t size)
 	return __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 }
 
+/* @tp's layout compiled for the probe, when it compiles (tp_encode.h). */
+static int init_fast(struct pbt_tp *tp)
+{
+	u32 nr = pbt_tp_fast_compile(&tp->p.layout, NULL);
+
+	if (!nr)
+		return 0;
+	tp->fast = kmalloc(pbt_tp_fast_size(nr), GFP_KERNEL_ACCOUNT);
+	if (!tp->fast)
+		return -ENOMEM;
+	pbt_tp_fast_compile(&tp->p.layout, tp->fast);
+	return 0;
+}
+
 /*
- * The buffer's own copy of its tracepoints, each generic one with its
- * descriptor built once here, and a bit per tracepoint per writer.
+ * The buffer's own copy of its tracepoints, each compiled for the probe
+ * where it can be, each generic one with its descriptor built once here,
+ * and a bit per tracepoint per writer.
  */
 static int init_tps(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 {
@@ -60,6 +75,8 @@ static int init_tps(struct pbt_buffer *b, const struct pbt_buffer_params *p)
 		tp->p = p->tps[i];
 		tp->b = b;
 		tp->index = i;
+		if (init_fast(tp))
+			goto nomem;
 		if (tp->p.layout.proto_id < PBTRACE_TP_GENERIC_PROTO_BASE)
 			continue;	/* Perfetto's own message: no descriptor */
 		tp->desc_len = pbt_tp_descriptor(&tp->p.layout, tmp,
@@ -81,8 +98,10 @@ static void free_tps(struct pbt_buffer *b)
 {
 	u32 i;
 
-	for (i = 0; b->tps && i < b->nr_tps; i++)
+	for (i = 0; b->tps && i < b->nr_tps; i++) {
 		kfree(b->tps[i].desc);
+		kfree(b->tps[i].fast);
+	}
 	kvfree(b->tps);
 	kfree(b->tp_used);
 }
@@ -237,16 +256,23 @@ static u64 kmalloc_cost(u64 size)
 	return size ? kmalloc_size_roundup(size) : 0;
 }
 
-/* The bytes of a generic tracepoint's descriptor (init_tps() keeps them). */
+/*
+ * The bytes of the tracepoints' compiled layouts and generic descriptors
+ * (init_tps() keeps them).
+ */
 static u64 desc_cost(const struct pbt_buffer_params *p, u8 *tmp)
 {
 	u64 bytes = 0;
-	u32 i;
+	u32 i, nr;
 
-	for (i = 0; i < p->nr_tps; i++)
+	for (i = 0; i < p->nr_tps; i++) {
+		nr = pbt_tp_fast_compile(&p->tps[i].layout, NULL);
+		if (nr)
+			bytes += kmalloc_cost(pbt_tp_fast_size(nr));
 		if (p->tps[i].layout.proto_id >= PBTRACE_TP_GENERIC_PROTO_BASE)
 			bytes += kmalloc_cost(pbt_tp_descriptor(&p->tps[i].layout,
 								tmp, PBT_TP_DESC_MAX));
+	}
 	return bytes;
 }
 

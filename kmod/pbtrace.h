@@ -464,6 +464,7 @@ struct pbt_tp {
 	u32 index;				/* in b's array: its bit per chunk */
 	u8 *desc;				/* GenericEventDescriptor; NULL: native */
 	u32 desc_len;
+	struct pbt_tp_fast *fast;		/* the layout compiled; NULL: not */
 	struct perf_event **events;		/* [nr_cpu_ids], NULL: none there */
 	atomic_t hits;				/* STACKS: towards the period */
 };

@@ -324,3 +324,162 @@ unsigned int pbt_tp_encode(struct pb_buf *b, const struct pbt_tp_layout *l,
 	}
 	return missing;
 }
+
+/*
+ * The fast form (tp_encode.h). An op's how: bit 0 signed, bits 1-2 what
+ * put_int() does to the value for its proto type.
+ */
+#define PBT_FAST_SIGNED		0x01
+#define PBT_FAST_CONV_SHIFT	1
+#define PBT_FAST_PLAIN		0
+#define PBT_FAST_ZIGZAG		1
+#define PBT_FAST_BOOL		2
+#define PBT_FAST_U32		3
+/* The longest tag (a proto id below 2048) and value. */
+#define PBT_FAST_OP_MAX		(2 + PB_VARINT_MAX)
+
+static uint8_t fast_conv(unsigned int proto_type)
+{
+	switch (proto_type) {
+	case PBT_PT_SINT32:
+	case PBT_PT_SINT64:
+		return PBT_FAST_ZIGZAG;
+	case PBT_PT_BOOL:
+		return PBT_FAST_BOOL;
+	case PBT_PT_UINT32:
+		return PBT_FAST_U32;
+	}
+	return PBT_FAST_PLAIN;
+}
+
+static void fast_op(struct pbt_tp_fast_op *op, uint32_t off, unsigned int size,
+		    uint8_t how, uint8_t proto_id)
+{
+	uint32_t tag = pb_tag(proto_id, PB_WT_VARINT);
+
+	op->offset = (uint16_t)off;
+	op->shift = (uint8_t)(64 - 8 * size);
+	op->how = how;
+	op->tag_len = (uint8_t)(pb_put_varint(op->tag, tag) - op->tag);
+	op->unused = 0;
+}
+
+/* The values field @f writes (0: it cannot be compiled), op by op. */
+static int fast_field(const struct pbt_tpf *f, struct pbt_tp_fast *out,
+		      uint32_t at, uint32_t *rec_min)
+{
+	unsigned int n = f->size, e = n, i, count = 1;
+	uint8_t how;
+
+	if (!pt_varint(f->proto_type))
+		return 0;
+	if (f->kind == PBTRACE_TPF_ARRAY) {
+		e = f->elem_size;
+		if (!int_size(e))
+			return 0;
+		count = n / e;
+	} else if (f->kind != PBTRACE_TPF_INT || !int_size(n)) {
+		return 0;
+	}
+	if (at + count > PBT_TP_FAST_MAX_OPS)
+		return 0;
+	how = (uint8_t)((f->is_signed ? PBT_FAST_SIGNED : 0) |
+			fast_conv(f->proto_type) << PBT_FAST_CONV_SHIFT);
+	/* The field must be in the record, as put_field() checks. */
+	if ((uint32_t)f->offset + n > *rec_min)
+		*rec_min = (uint32_t)f->offset + n;
+	for (i = 0; i < count; i++) {
+		uint32_t off = (uint32_t)f->offset + i * e;
+
+		if (off + 8 > *rec_min)
+			*rec_min = off + 8;
+		if (out)
+			fast_op(&out->ops[at + i], off, e, how, f->proto_id);
+	}
+	/* An array of fewer bytes than one element writes nothing. */
+	return count ? (int)count : -1;
+}
+
+/*
+ * Only on a little-endian host: an op's value is the low bytes of the
+ * 8 bytes loaded at its offset.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PBT_FAST_HOST 1
+#else
+#define PBT_FAST_HOST 0
+#endif
+
+uint32_t pbt_tp_fast_compile(const struct pbt_tp_layout *l,
+			     struct pbt_tp_fast *f)
+{
+	unsigned int i, n = l->nr_fields;
+	uint32_t nr = 0, rec_min = 0;
+	int got;
+
+	if (!PBT_FAST_HOST)
+		return 0;
+	if (n > PBTRACE_TP_MAX_FIELDS)
+		n = PBTRACE_TP_MAX_FIELDS;
+	for (i = 0; i < n; i++) {
+		if (!l->fields[i].proto_id)
+			continue;
+		got = fast_field(&l->fields[i], f, nr, &rec_min);
+		if (!got)
+			return 0;
+		if (got > 0)
+			nr += (uint32_t)got;
+	}
+	if (nr && f) {
+		f->nr = nr;
+		f->rec_min = rec_min;
+		f->room = nr * PBT_FAST_OP_MAX;
+	}
+	return nr;
+}
+
+static __always_inline uint64_t fast_value(const struct pbt_tp_fast_op *op,
+					   const uint8_t *rec)
+{
+	unsigned int sh = op->shift;
+	uint64_t v;
+
+	memcpy(&v, rec + op->offset, 8);
+	v <<= sh;
+	if (op->how & PBT_FAST_SIGNED)
+		v = (uint64_t)((int64_t)v >> sh);
+	else
+		v >>= sh;
+	if (PB_LIKELY(op->how < 1 << PBT_FAST_CONV_SHIFT))
+		return v;
+	switch (op->how >> PBT_FAST_CONV_SHIFT) {
+	case PBT_FAST_ZIGZAG:
+		return v << 1 ^ (uint64_t)((int64_t)v >> 63);
+	case PBT_FAST_BOOL:
+		return !!v;
+	default:
+		return (uint32_t)v;
+	}
+}
+
+unsigned int pbt_tp_encode_fast(struct pb_buf *b, const struct pbt_tp_fast *f,
+				const struct pbt_tp_layout *l,
+				const void *rec, uint32_t rec_size)
+{
+	uint8_t *p = b->p;
+	uint32_t i;
+
+	if (!f || rec_size < f->rec_min || b->overflow ||
+	    (size_t)(b->end - p) < f->room)
+		return pbt_tp_encode(b, l, rec, rec_size);
+	for (i = 0; i < f->nr; i++) {
+		const struct pbt_tp_fast_op *op = &f->ops[i];
+
+		/* Both bytes, then as many as the tag has: no loop. */
+		p[0] = op->tag[0];
+		p[1] = op->tag[1];
+		p = pb_put_varint(p + op->tag_len, fast_value(op, rec));
+	}
+	b->p = p;
+	return 0;
+}

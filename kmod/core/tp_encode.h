@@ -56,4 +56,52 @@ size_t pbt_tp_descriptor(const struct pbt_tp_layout *l, uint8_t *out,
 unsigned int pbt_tp_encode(struct pb_buf *b, const struct pbt_tp_layout *l,
 			   const void *rec, uint32_t rec_size);
 
+/*
+ * The probe's form of a layout whose written fields are all fixed-size
+ * ints or int arrays (raw_syscalls' sys_enter, kmem's kmalloc): one op per
+ * value written, each an 8-byte load and two shifts. One check of the
+ * record's size and one of the room left stand for every field's: a
+ * record shorter than @rec_min, or a buffer with less than @room bytes
+ * left, goes through pbt_tp_encode() and its checks per field.
+ */
+struct pbt_tp_fast_op {
+	uint16_t offset;	/* of the value in the record */
+	uint8_t shift;		/* bits above the value in its 8-byte load */
+	uint8_t how;		/* PBT_FAST_*: sign, conversion */
+	uint8_t tag[2];		/* the field's tag, as written */
+	uint8_t tag_len;	/* 1, or 2 for a proto id above 15 */
+	uint8_t unused;
+};
+
+struct pbt_tp_fast {
+	uint32_t rec_min;	/* every op's 8-byte load is below it */
+	uint32_t room;		/* the most bytes the ops write */
+	uint32_t nr;
+	struct pbt_tp_fast_op ops[];
+};
+
+#define PBT_TP_FAST_MAX_OPS 64
+
+/*
+ * The number of ops @l compiles to, 0 if it has a field the fast form
+ * does not take (strings, bytes, dynamic arrays, a bad size), no field to
+ * write, or more than PBT_TP_FAST_MAX_OPS values; and into @f, if not
+ * NULL (room for that many ops), the compiled form.
+ */
+uint32_t pbt_tp_fast_compile(const struct pbt_tp_layout *l,
+			     struct pbt_tp_fast *f);
+
+static inline size_t pbt_tp_fast_size(uint32_t nr)
+{
+	return sizeof(struct pbt_tp_fast) + nr * sizeof(struct pbt_tp_fast_op);
+}
+
+/*
+ * pbt_tp_encode(), byte for byte, by @f when @f (may be NULL) is @l's
+ * compiled form and the record and the buffer are large enough.
+ */
+unsigned int pbt_tp_encode_fast(struct pb_buf *b, const struct pbt_tp_fast *f,
+				const struct pbt_tp_layout *l,
+				const void *rec, uint32_t rec_size);
+
 #endif /* _PBTRACE_TP_ENCODE_H */

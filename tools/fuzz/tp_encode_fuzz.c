@@ -9,7 +9,9 @@
  *  - the body never goes past the output buffer, whatever its size, and
  *    overflow is set exactly when the body does not fit;
  *  - the body is well-formed protobuf (every field parses to its end);
- *  - a layout pbt_tp_check() accepts always has a descriptor within 4 KiB.
+ *  - a layout pbt_tp_check() accepts always has a descriptor within 4 KiB;
+ *  - the compiled form (pbt_tp_encode_fast()) writes the same bytes,
+ *    overflow and missing count as pbt_tp_encode(), at both sizes.
  *
  * Built and run by tools/fuzz/run, which reads these lines:
  * fuzz-sources: kmod/core/tp_encode.c
@@ -21,7 +23,26 @@
 
 #include "../../kmod/core/tp_encode.h"
 
-static uint8_t out[1 << 16];
+static uint8_t out[1 << 16], out2[1 << 16];
+
+/*
+ * pbt_tp_encode_fast() of the same input into out2, cut to @room bytes:
+ * what pbt_tp_encode() wrote into out, or abort.
+ */
+static void same_fast(const struct pbt_tp_layout *l, const struct pbt_tp_fast *f,
+		      const uint8_t *rec, size_t n, size_t room,
+		      const struct pb_buf *want, unsigned int want_miss)
+{
+	struct pb_buf b;
+	unsigned int miss;
+
+	pb_init(&b, out2, room);
+	miss = pbt_tp_encode_fast(&b, f, l, rec, (uint32_t)n);
+	if (miss != want_miss || b.overflow != want->overflow ||
+	    pb_len(&b, out2) != pb_len(want, out) ||
+	    memcmp(out2, out, pb_len(&b, out2)))
+		abort();
+}
 
 static int varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
@@ -62,7 +83,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pb_buf b;
 	uint8_t *rec;
 	size_t n, full, cut;
+	struct pbt_tp_fast *f;
+	unsigned int miss;
 	char msg[128];
+	uint32_t nr;
 
 	if (size < sizeof(l))
 		return 0;
@@ -73,18 +97,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(rec, data + sizeof(l), n);
 
+	nr = pbt_tp_fast_compile(&l, NULL);
+	f = nr ? malloc(pbt_tp_fast_size(nr)) : NULL;
+	if (f && pbt_tp_fast_compile(&l, f) != nr)
+		abort();
+
 	pb_init(&b, out, sizeof(out));
-	pbt_tp_encode(&b, &l, rec, (uint32_t)n);
+	miss = pbt_tp_encode(&b, &l, rec, (uint32_t)n);
 	if (b.p > out + sizeof(out))
 		abort();
 	full = pb_len(&b, out);
 	if (!b.overflow)
 		well_formed(out, out + full);
+	same_fast(&l, f, rec, n, sizeof(out), &b, miss);
 	cut = full ? data[0] % (full + 1) : 0;
 	pb_init(&b, out, cut);
-	pbt_tp_encode(&b, &l, rec, (uint32_t)n);
+	miss = pbt_tp_encode(&b, &l, rec, (uint32_t)n);
 	if (b.p > out + cut || (cut < full && !b.overflow))
 		abort();
+	same_fast(&l, f, rec, n, cut, &b, miss);
+	free(f);
 
 	if (!pbt_tp_check(&l, msg, sizeof(msg)) &&
 	    !pbt_tp_descriptor(&l, out, 4096))

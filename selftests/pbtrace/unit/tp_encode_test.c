@@ -50,6 +50,31 @@ static int protoc(const char *args, const void *in, size_t n, struct blob *out)
 	return read_file(outp, out);
 }
 
+/*
+ * The encoder the checks run: pbt_tp_encode(), or with fast set, the
+ * layout's compiled form (pbt_tp_encode_fast()), which must pass the
+ * same checks against the same referees.
+ */
+static int fast;
+
+static unsigned int encode(struct pb_buf *b, const struct pbt_tp_layout *l,
+			   const uint8_t *rec, size_t n)
+{
+	struct pbt_tp_fast *f;
+	unsigned int miss;
+	uint32_t nr;
+
+	if (!fast)
+		return pbt_tp_encode(b, l, rec, n);
+	nr = pbt_tp_fast_compile(l, NULL);
+	f = nr ? malloc(pbt_tp_fast_size(nr)) : NULL;
+	if (f)
+		pbt_tp_fast_compile(l, f);
+	miss = pbt_tp_encode_fast(b, f, l, rec, n);
+	free(f);
+	return miss;
+}
+
 static void field(struct pbt_tp_layout *l, const char *name, unsigned int off,
 		  unsigned int size, unsigned int kind, unsigned int sign,
 		  unsigned int id, unsigned int type)
@@ -166,6 +191,54 @@ static const char *kinds_text =
 	"ptr: 18446612682375452280\ns8: -128\nu16: 65535\nname: \"kworker\"\n"
 	"blob: \"\\000\\001\\002\"\nrel: \"rel!\"\narr: -1\narr: 2\narr: -300\n"
 	"raw: \"\\001\\000\\377\\177\"\nmask: 5\nmask: 1099511627776\nzz: -5\nflag: true\n";
+
+/*
+ * Fixed-size ints only, as raw_syscalls/sys_enter and kmem/kmalloc are:
+ * the layout the fast form compiles (tp_encode.h). Two-byte tags (ids
+ * above 15), sign extension, zigzag, bool, a u32 of 8 bytes, and a u8
+ * last, whose 8-byte load ends at the record's end.
+ */
+static void layout_ints(struct pbt_tp_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	strcpy(l->group, "test");
+	strcpy(l->name, "ints");
+	l->proto_id = 65536 + 101;
+	common_fields(l);
+	field(l, "id", 8, 8, PBTRACE_TPF_INT, 1, 1, PBT_PT_INT64);
+	field(l, "args", 16, 48, PBTRACE_TPF_ARRAY, 0, 2, PBT_PT_UINT64);
+	l->fields[l->nr_fields - 1].elem_size = 8;
+	field(l, "s16", 64, 2, PBTRACE_TPF_INT, 1, 17, PBT_PT_INT32);
+	field(l, "zz", 68, 4, PBTRACE_TPF_INT, 1, 18, PBT_PT_SINT32);
+	field(l, "flag", 72, 1, PBTRACE_TPF_INT, 0, 19, PBT_PT_BOOL);
+	field(l, "u32", 80, 8, PBTRACE_TPF_INT, 0, 20, PBT_PT_UINT32);
+	field(l, "u8", 88, 1, PBTRACE_TPF_INT, 0, 31, PBT_PT_UINT64);
+}
+
+static size_t record_ints(uint8_t *r)
+{
+	int64_t id = 39;
+	uint64_t args[] = { 0x7ffd12345678ull, 1, 0, ~0ull, 42, 1ull << 63 };
+	uint64_t u32 = 0x100000005ull;
+	int16_t s16 = -300;
+	int32_t zz = -5;
+
+	memset(r, 0xee, 96);	/* what no field covers is never read */
+	memset(r, 0, 8);
+	memcpy(r + 8, &id, 8);
+	memcpy(r + 16, args, sizeof(args));
+	memcpy(r + 64, &s16, 2);
+	memcpy(r + 68, &zz, 4);
+	r[72] = 7;
+	memcpy(r + 80, &u32, 8);
+	r[88] = 200;
+	return 89 + 7;
+}
+
+static const char *ints_text =
+	"id: 39\nargs: 140724908873336\nargs: 1\nargs: 0\n"
+	"args: 18446744073709551615\nargs: 42\nargs: 9223372036854775808\n"
+	"s16: -300\nzz: -5\nflag: true\nu32: 5\nu8: 200\n";
 
 static const char *type_name(unsigned int t)
 {
@@ -284,7 +357,7 @@ static void check_event(const char *what, const struct pbt_tp_layout *l,
 	want.p = NULL;
 
 	pb_init(&b, body, sizeof(body));
-	miss = pbt_tp_encode(&b, l, rec, rec_size);
+	miss = encode(&b, l, rec, rec_size);
 	bn = pb_len(&b, body);
 	tap(!b.overflow && !miss, "%s: body encoded, no field missing (%u)",
 	    what, miss);
@@ -340,7 +413,7 @@ static void check_truncated(const char *what, const struct pbt_tp_layout *l,
 
 		memcpy(r, rec, n);
 		pb_init(&b, out, sizeof(out));
-		miss = pbt_tp_encode(&b, l, r, n);
+		miss = encode(&b, l, r, n);
 		if (b.overflow || miss > last)
 			bad++;
 		last = miss;
@@ -361,12 +434,12 @@ static void check_out_bounds(const char *what, const struct pbt_tp_layout *l,
 	size_t n, full, i;
 
 	pb_init(&b, out, 4096);
-	pbt_tp_encode(&b, l, rec, rec_size);
+	encode(&b, l, rec, rec_size);
 	full = pb_len(&b, out);
 	for (n = 0; n <= full; n++) {
 		memset(out, 0xa5, sizeof(out));
 		pb_init(&b, out, n);
-		pbt_tp_encode(&b, l, rec, rec_size);
+		encode(&b, l, rec, rec_size);
 		if (b.overflow != (n < full) || b.p > out + n)
 			bad++;
 		for (i = n; i < sizeof(out); i++)
@@ -465,6 +538,40 @@ static void check_refused(void)
 	refused("array without element size", &l, "field 10 (arr): an array");
 }
 
+/* What compiles: fixed-size ints only, one op per value written. */
+static void check_fast_compile(void)
+{
+	struct pbt_tp_layout l;
+	struct pbt_tp_fast *f;
+	uint32_t nr;
+
+	layout_ints(&l);
+	nr = pbt_tp_fast_compile(&l, NULL);
+	f = malloc(pbt_tp_fast_size(nr));
+	tap(nr == 12 && f && pbt_tp_fast_compile(&l, f) == 12 &&
+	    f->nr == 12 && f->rec_min == 96 && f->room == 12 * 12,
+	    "ints: compiled to 12 ops (id, 6 args, 5 more), records of 96 bytes and more");
+	free(f);
+	layout_signal(&l);
+	tap(!pbt_tp_fast_compile(&l, NULL), "signal_generate (a char[16]) does not compile");
+	layout_kinds(&l);
+	tap(!pbt_tp_fast_compile(&l, NULL), "every kind (strings, bytes) does not compile");
+	layout_ints(&l);
+	l.fields[5].proto_type = PBT_PT_STRING;
+	tap(!pbt_tp_fast_compile(&l, NULL), "an int written as a string does not compile");
+	layout_ints(&l);
+	l.fields[6].size = 3;
+	tap(!pbt_tp_fast_compile(&l, NULL), "an int of 3 bytes does not compile");
+	layout_ints(&l);
+	l.fields[5].size = 8 * 60;
+	tap(!pbt_tp_fast_compile(&l, NULL), "more than %d values do not compile",
+	    PBT_TP_FAST_MAX_OPS);
+	layout_ints(&l);
+	l.fields[5].size = 4;	/* an array smaller than its element */
+	tap(pbt_tp_fast_compile(&l, NULL) == 6,
+	    "an array smaller than one element writes nothing");
+}
+
 int main(void)
 {
 	struct pbt_tp_layout l;
@@ -492,6 +599,23 @@ int main(void)
 	check_event("every kind", &l, rec, n, kinds_text);
 	check_truncated("every kind", &l, rec, n);
 	check_out_bounds("every kind", &l, rec, n);
+	layout_ints(&l);
+	n = record_ints(rec);
+	check_event("ints", &l, rec, n, ints_text);
+	check_truncated("ints", &l, rec, n);
+	check_out_bounds("ints", &l, rec, n);
+	check_fast_compile();
+	fast = 1;
+	check_event("ints, compiled", &l, rec, n, ints_text);
+	check_truncated("ints, compiled", &l, rec, n);
+	check_out_bounds("ints, compiled", &l, rec, n);
+	layout_signal(&l);
+	n = record_signal(rec);
+	check_event("signal_generate, compiled", &l, rec, n, signal_text);
+	layout_kinds(&l);
+	n = record_kinds(rec);
+	check_truncated("every kind, compiled", &l, rec, n);
+	fast = 0;
 	check_lying_locs();
 	check_refused();
 	snprintf((char *)rec, sizeof(rec), "rm -rf %s", tmpdir);
