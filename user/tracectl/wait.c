@@ -128,8 +128,14 @@ int stop_session(struct pbt_nl *nl, uint32_t id)
 {
 	int ret = pbt_nl_session_cmd(nl, PBTRACE_CMD_STOP_SESSION, id);
 
-	/* Already stopped (by traced: duration, trigger, file size): fine. */
-	if (ret == -EALREADY)
+	/*
+	 * Already stopped (by traced: duration, trigger, file size): fine.
+	 * Already gone, too: traced stopped it, finished the file and
+	 * destroyed it since we looked it up (a member's record polls, and
+	 * traced's own duration can end the session first); the caller's
+	 * wait_file_done() then sees it gone.
+	 */
+	if (ret == -EALREADY || ret == -ENOENT)
 		return EXIT_OK;
 	if (ret)
 		return nl_fail(nl, ret, "stopping the session");
